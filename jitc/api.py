@@ -1,0 +1,264 @@
+"""jitc.jit and its stages: Jitted -> Lowered (traced graph) -> Compiled (fused, executable)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+import threading
+
+import numpy as np
+
+from jitc import config
+from jitc.dtypes import type_str
+from jitc.errors import JitcError
+from jitc.pytree import flatten, leaf_paths, unflatten
+from jitc.specs import ShapeDtype
+
+log = logging.getLogger("jitc")
+if "compiles" in config.LOG and not log.handlers:
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("jitc: %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.INFO)
+
+_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def _leaf_signature(leaf):
+    """What the compile cache keys on for one argument leaf (cheap: no validation)."""
+    t = type(leaf)
+    if t is np.ndarray:
+        return leaf.shape, leaf.dtype
+    if t in _WEAK_DTYPES:
+        return t
+    if isinstance(leaf, np.generic):
+        return "scalar", leaf.dtype
+    if isinstance(leaf, ShapeDtype):
+        return leaf.shape, leaf.dtype
+    if isinstance(leaf, np.ndarray):
+        return leaf.shape, leaf.dtype
+    if hasattr(leaf, "__array__") or hasattr(leaf, "__cuda_array_interface__"):
+        a = np.asarray(leaf) if not hasattr(leaf, "__cuda_array_interface__") else leaf
+        return tuple(a.shape), np.dtype(a.dtype)
+    return ("object", t)
+
+
+def _describe(sig) -> str:
+    if isinstance(sig, type):
+        return f"Python {sig.__name__}"
+    if sig[0] == "scalar":
+        return f"{sig[1]} scalar"
+    if sig[0] == "object":
+        return sig[1].__name__
+    return type_str(sig[0], sig[1]) if np.dtype(sig[1]) in _SUPPORTED else f"{sig[1]}{sig[0]}"
+
+
+_SUPPORTED = set(_WEAK_DTYPES.values()) | {np.dtype(np.int32), np.dtype(np.float32)}
+
+
+class Jitted:
+    """A function compiled on first call per (tree, shapes, dtypes, static values)."""
+
+    def __init__(self, fun, backend=None, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.backend = backend or config.DEFAULT_BACKEND
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self._param_names = [p.name for p in params
+                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+        names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+        nums = {n % len(self._param_names) if n < 0 and self._param_names else n for n in nums}
+        for name in list(names):
+            if name in self._param_names:
+                nums.add(self._param_names.index(name))
+        for n in nums:
+            if n < len(self._param_names):
+                names.add(self._param_names[n])
+        self._static_nums = frozenset(nums)
+        self._static_names = frozenset(names)
+        self._cache: dict = {}
+        self._signatures: dict = {}  # key -> per-argument description, for JITC_LOG reasons
+        self._lock = threading.Lock()
+
+    # -- the call path
+    def _split(self, args, kwargs):
+        if not self._static_nums and not self._static_names:
+            return args, kwargs, ()
+        dyn = tuple(a for i, a in enumerate(args) if i not in self._static_nums)
+        static = [(i, a) for i, a in enumerate(args) if i in self._static_nums]
+        dyn_kw = {}
+        for k, v in kwargs.items():
+            if k in self._static_names:
+                static.append((k, v))
+            else:
+                dyn_kw[k] = v
+        try:
+            static_key = tuple(static)
+            hash(static_key)
+        except TypeError:
+            bad = next(str(k) for k, v in static if not _hashable(v))
+            raise TypeError(f"{self.__name__}: static argument {bad!r} must be hashable "
+                            f"(use a tuple instead of a list)") from None
+        return dyn, dyn_kw, static_key
+
+    def __call__(self, *args, **kwargs):
+        if config.DISABLE_JIT:
+            return self.fun(*args, **kwargs)
+        dyn, dyn_kw, static = self._split(args, kwargs)
+        leaves, tree = flatten((dyn, dyn_kw))
+        key = (tree, static, tuple(map(_leaf_signature, leaves)))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            from jitc.numpy_api import is_tracer
+
+            if any(is_tracer(leaf) for leaf in leaves):  # called inside another trace: inline
+                return self.fun(*args, **kwargs)
+            compiled = self._compile(args, kwargs, key)
+        return compiled.call_flat(leaves)
+
+    def _compile(self, args, kwargs, key):
+        with self._lock:
+            compiled = self._cache.get(key)
+            if compiled is None:
+                lowered = self.lower(*args, **kwargs)
+                self._log_compile(key, lowered)
+                compiled = lowered.compile()
+                self._cache[key] = compiled
+            return compiled
+
+    def _log_compile(self, key, lowered):
+        described = dict(zip(lowered.arg_names, map(_describe, key[2])))
+        described.update({f"static {k}": repr(v) for k, v in key[1]})
+        if log.isEnabledFor(logging.INFO):
+            if not self._signatures:
+                reason = "first call"
+            else:
+                last = list(self._signatures.values())[-1]
+                changed = [f"{n}: {last.get(n, 'absent')} -> {d}" for n, d in described.items()
+                           if last.get(n) != d]
+                changed += [f"{n}: {d} -> absent" for n, d in last.items() if n not in described]
+                reason = "new " + "; ".join(changed) if changed else "new argument structure"
+            log.info("compiling %s for %s (%s)", self.__name__, ", ".join(
+                f"{n}={d}" for n, d in described.items()), reason)
+        self._signatures[key] = described
+
+    # -- staging
+    def lower(self, *args, **kwargs) -> Lowered:
+        from jitc.tracing import trace
+
+        dyn, dyn_kw, static = self._split(args, kwargs)
+        return trace(self, args, kwargs, dyn, dyn_kw)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+class Lowered:
+    """A traced function: the graph before optimization."""
+
+    def __init__(self, jitted, graph, in_tree, arg_names, arg_types, out_tree, out_specs):
+        self.jitted = jitted
+        self.graph = graph
+        self.in_tree = in_tree
+        self.arg_names = arg_names
+        self.arg_types = arg_types  # (shape, dtype, weak) per leaf
+        self.out_tree = out_tree
+        self.out_specs = out_specs  # per output leaf: ("graph", index, scalar) | ("static", v)
+
+    def as_text(self) -> str:
+        return str(self.graph)
+
+    def compile(self, backend: str | None = None) -> Compiled:
+        return Compiled(self, backend or self.jitted.backend)
+
+
+class Compiled:
+    """An optimized graph bound to one backend's executable, for one exact signature."""
+
+    def __init__(self, lowered: Lowered, backend: str):
+        from jitc import backends
+        from jitc.fusion import optimize
+
+        self.lowered = lowered
+        self.backend = backend
+        self.graph = optimize(lowered.graph)
+        self.executable = backends.get(backend).compile(self.graph)
+
+    def call_flat(self, leaves):
+        arrays = [leaf if type(leaf) is np.ndarray else np.asarray(leaf, dtype=t[1])
+                  for leaf, t in zip(leaves, self.lowered.arg_types)]
+        outs = self.executable(*arrays)
+        results = []
+        for spec in self.lowered.out_specs:
+            if spec[0] == "graph":
+                value = outs[spec[1]]
+                results.append(value[()] if spec[2] else value)
+            else:
+                results.append(spec[1])
+        return unflatten(self.lowered.out_tree, results)
+
+    def __call__(self, *args, **kwargs):
+        leaves, tree = flatten((args, kwargs))
+        names = self.lowered.arg_names
+        if tree != self.lowered.in_tree:
+            raise TypeError(f"{self.lowered.jitted.__name__}: arguments do not match the "
+                            f"compiled signature ({', '.join(names)}); pass the non-static "
+                            f"arguments only, with the same structure")
+        for leaf, name, (shape, dtype, weak) in zip(leaves, names, self.lowered.arg_types):
+            if weak:
+                if not isinstance(leaf, (bool, int, float, np.generic, np.ndarray)):
+                    raise TypeError(f"argument {name!r}: expected a Python scalar, got "
+                                    f"{type(leaf).__name__}")
+                continue
+            got = np.asarray(leaf) if not isinstance(leaf, np.ndarray) else leaf
+            if got.dtype != dtype:
+                raise TypeError(f"argument {name!r}: expected dtype {dtype}, got {got.dtype} "
+                                f"(compiled for {type_str(shape, dtype)})")
+            if got.shape != shape:
+                raise ValueError(f"argument {name!r}: expected shape {shape}, got {got.shape} "
+                                 f"(compiled for {type_str(shape, dtype)})")
+        return self.call_flat(leaves)
+
+    def as_text(self) -> str:
+        return str(self.graph)
+
+    def stats(self) -> dict:
+        return self.executable.stats()
+
+    def fusion_report(self) -> str:
+        from jitc.fusion import fusion_report
+
+        return fusion_report(self.lowered.graph, self.graph)
+
+
+def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):
+    """Compile `fun` (plain NumPy code) into fused kernels; use as @jit or @jit(...)."""
+    if fun is None:
+        return functools.partial(jit, backend=backend, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    if backend is not None:
+        from jitc import backends
+
+        if backend not in backends.BACKENDS:
+            raise JitcError(f"unknown backend {backend!r}; choose one of "
+                            f"{sorted(backends.BACKENDS)}")
+    return Jitted(fun, backend, static_argnums, static_argnames)
+
+
+__all__ = ["jit", "Jitted", "Lowered", "Compiled"]

@@ -1,0 +1,8 @@
+"""Environment knobs, read once at import (see the table in README.md)."""
+
+import os
+
+DISABLE_JIT = os.environ.get("JITC_DISABLE_JIT", "") not in ("", "0")
+LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
+DUMP_DIR = os.environ.get("JITC_DUMP") or None
+DEFAULT_BACKEND = "reference"

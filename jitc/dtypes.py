@@ -1,0 +1,40 @@
+"""The dtypes jitc supports and their short names in IR text (f32[2,3])."""
+
+import numpy as np
+
+from jitc.errors import UnsupportedError
+
+SHORT_NAMES = {
+    np.dtype(np.bool_): "pred",
+    np.dtype(np.int32): "s32",
+    np.dtype(np.int64): "s64",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+}
+BY_SHORT_NAME = {v: k for k, v in SHORT_NAMES.items()}
+# Spellings accepted by jitc.spec() in addition to the IR names.
+BY_SHORT_NAME.update({"bool": np.dtype(np.bool_), "i32": np.dtype(np.int32),
+                      "i64": np.dtype(np.int64)})
+SUPPORTED = tuple(SHORT_NAMES)
+
+
+def check_supported(dtype, what: str) -> np.dtype:
+    """Return `dtype` as np.dtype or raise UnsupportedError naming `what`."""
+    dtype = np.dtype(dtype)
+    if dtype not in SHORT_NAMES:
+        names = ", ".join(str(d) for d in SUPPORTED)
+        raise UnsupportedError(f"{what} has dtype {dtype}; jitc supports {names}")
+    return dtype
+
+
+def type_str(shape, dtype) -> str:
+    """f32[2,3] for a float32 array of shape (2, 3)."""
+    return f"{SHORT_NAMES[np.dtype(dtype)]}[{','.join(str(d) for d in shape)}]"
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f"
+
+
+def is_int(dtype) -> bool:
+    return np.dtype(dtype).kind == "i"

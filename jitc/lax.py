@@ -1,0 +1,114 @@
+"""Builders that emit one primitive on Tracers, with the obvious no-op cases elided.
+
+The NumPy layer (numpy_api.py) is written in terms of these, as jax.numpy is in terms of lax.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitc.errors import ShapeError
+from jitc.source import user_loc, where
+
+
+def emit(ctx, op, operands, **attrs):
+    """Add `op` to the trace; its type comes from the primitive's rule."""
+    from jitc.primitives import PRIMITIVES
+    from jitc.trace import Tracer
+
+    loc = user_loc()
+    try:
+        shape, dtype = PRIMITIVES[op].infer([(o.node.shape, o.node.dtype) for o in operands],
+                                             attrs)
+    except ShapeError as e:
+        raise ShapeError(f"{e}{where(loc)}") from None
+    node = ctx.graph.add(op, [o.node for o in operands], attrs, shape, dtype, loc)
+    return Tracer(ctx, node)
+
+
+def convert(x, dtype):
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return emit(x.ctx, "convert", [x], dtype=dtype)
+
+
+def broadcast_in_dim(x, shape, dims):
+    shape = tuple(shape)
+    if x.shape == shape and tuple(dims) == tuple(range(len(shape))):
+        return x
+    return emit(x.ctx, "broadcast_in_dim", [x], shape=shape, broadcast_dimensions=tuple(dims))
+
+
+def broadcast_to(x, shape):
+    """NumPy-style broadcast (trailing dims aligned)."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    offset = len(shape) - x.ndim
+    if offset < 0:
+        raise ShapeError(f"cannot broadcast {x.shape} to {shape}{where()}")
+    for size, out in zip(x.shape, shape[offset:]):
+        if size not in (1, out):
+            raise ShapeError(f"cannot broadcast {x.shape} to {shape}{where()}")
+    # Size-1 dims that grow are dropped first, so broadcast_in_dim only maps equal sizes.
+    keep = [i for i, size in enumerate(x.shape) if size == shape[offset + i]]
+    if len(keep) != x.ndim:
+        x = reshape(x, [x.shape[i] for i in keep])
+    return broadcast_in_dim(x, shape, [offset + i for i in keep])
+
+
+def reshape(x, shape):
+    shape = tuple(int(d) for d in shape)
+    if x.shape == shape:
+        return x
+    return emit(x.ctx, "reshape", [x], new_sizes=shape)
+
+
+def transpose(x, perm):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(x.ndim)):
+        return x
+    return emit(x.ctx, "transpose", [x], permutation=perm)
+
+
+def slice_(x, start, limit, stride):
+    if all(s == 0 and l == n and st == 1 for s, l, st, n in zip(start, limit, stride, x.shape)):
+        return x
+    return emit(x.ctx, "slice", [x], start=tuple(start), limit=tuple(limit), stride=tuple(stride))
+
+
+def concatenate(xs, axis):
+    if len(xs) == 1:
+        return xs[0]
+    return emit(xs[0].ctx, "concatenate", list(xs), dimension=int(axis))
+
+
+def gather(x, idx, axis):
+    return emit(x.ctx, "gather", [x, idx], axis=int(axis))
+
+
+def reduce(x, kind, axes):
+    axes = tuple(sorted(axes))
+    if not axes:
+        return x
+    return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
+
+
+def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
+    return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
+                rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),
+                rhs_batch=tuple(rhs_batch))
+
+
+def select(pred, on_true, on_false):
+    return emit(pred.ctx, "select", [pred, on_true, on_false])
+
+
+def iota(ctx, shape, dtype, dimension):
+    return emit(ctx, "iota", [], shape=tuple(shape), dtype=np.dtype(dtype), dimension=dimension)
+
+
+def full(ctx, shape, value, dtype):
+    """A constant scalar broadcast to `shape` (fusion keeps this free)."""
+    return broadcast_in_dim(ctx.constant(np.array(value, dtype=dtype)), shape, ())

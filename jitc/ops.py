@@ -1,0 +1,36 @@
+"""The op vocabulary: every primitive's name, grouped so passes read `if op in ELEMENTWISE`.
+
+Elementwise op names are NumPy's ufunc names, so `np.<name>` is their reference meaning.
+"""
+
+UNARY = frozenset({
+    "negative", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "floor", "ceil", "rint", "trunc",
+    "logical_not", "invert", "deg2rad", "rad2deg",
+})
+PREDICATES = frozenset({"isnan", "isinf", "isfinite", "signbit"})
+BINARY = frozenset({
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+    "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "logaddexp",
+    "logaddexp2", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "left_shift", "right_shift",
+})
+COMPARE = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+ELEMENTWISE = UNARY | PREDICATES | BINARY | COMPARE | {"select", "convert"}
+
+# Elementwise ops a backend computes with a transcendental function: never duplicated by fusion.
+EXPENSIVE = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
+    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "power", "arctan2", "hypot", "logaddexp", "logaddexp2", "divide", "remainder",
+    "fmod", "floor_divide",
+})
+
+SOURCES = frozenset({"parameter", "constant", "iota"})
+SHAPE_OPS = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "concatenate"})
+REDUCTIONS = frozenset({"reduce", "argmax", "argmin"})
+REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
+OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
+
+ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | OTHER

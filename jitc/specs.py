@@ -1,0 +1,39 @@
+"""Abstract arguments: jitc.ShapeDtype and jitc.spec("f32[1,512]")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from jitc.dtypes import BY_SHORT_NAME, SHORT_NAMES, check_supported
+
+
+@dataclass(frozen=True)
+class ShapeDtype:
+    """The shape and dtype of an argument, without its values (for lower() and AOT)."""
+
+    shape: tuple
+    dtype: np.dtype
+
+    def __init__(self, shape, dtype):
+        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        object.__setattr__(self, "dtype", check_supported(dtype, "ShapeDtype"))
+
+    def __str__(self):
+        return f"{SHORT_NAMES[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+_SPEC = re.compile(r"\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*")
+
+
+def spec(text: str) -> ShapeDtype:
+    """Parse 'f32[1,512]' (also f64, s32/i32, s64/i64, pred/bool; 'f32[]' is 0-d)."""
+    m = _SPEC.fullmatch(text)
+    if not m or m.group(1) not in BY_SHORT_NAME:
+        names = ", ".join(sorted(BY_SHORT_NAME))
+        raise ValueError(f"bad spec {text!r}: expected DTYPE[d0,d1,...] with DTYPE one of "
+                         f"{names}, e.g. 'f32[1,512]'")
+    dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+    return ShapeDtype(tuple(int(d) for d in dims), BY_SHORT_NAME[m.group(1)])

@@ -1,0 +1,218 @@
+"""Tracing: run the user's NumPy code on Tracer values and record a Graph.
+
+A Tracer stands for an array during tracing. NumPy calls reach jitc through
+`__array_ufunc__` and `__array_function__`; operators, indexing and methods forward to
+the same implementations in numpy_api.py, so every path shares one set of rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from jitc import numpy_api as api
+from jitc.dtypes import check_supported
+from jitc.errors import TracerError, UnsupportedError
+from jitc.ir import Graph
+from jitc.source import user_loc, where
+
+
+class TraceContext:
+    """The graph being recorded and the constants it has captured."""
+
+    def __init__(self, name="main"):
+        self.graph = Graph(re.sub(r"\W", "_", name) or "main")
+        self._constants: dict = {}
+
+    def parameter(self, shape, dtype, *, weak=False, scalar=False) -> Tracer:
+        node = self.graph.add_parameter(shape, dtype, user_loc())
+        return Tracer(self, node, weak=weak, scalar=scalar)
+
+    def constant(self, value) -> Tracer:
+        """A NumPy value captured by the trace; identical values share one node."""
+        value = np.asarray(value)
+        check_supported(value.dtype, "a captured constant")
+        key = (value.dtype.str, value.shape, value.tobytes()) if value.size <= 64 else id(value)
+        entry = self._constants.get(key)
+        if entry is None:
+            value = np.array(value, copy=True, order="C")
+            value.flags.writeable = False
+            node = self.graph.add("constant", (), {"value": value}, value.shape, value.dtype,
+                                  user_loc())
+            entry = self._constants[key] = (node, value)
+        return Tracer(self, entry[0])
+
+
+def _no_concrete(what):
+    def method(self, *args, **kwargs):
+        raise TracerError(
+            f"{what} needs a concrete value, but this is a traced array "
+            f"{self.node.type_str()}{where()}. Python control flow on traced values is not "
+            "compiled: use np.where(cond, a, b) for a data-dependent choice, or pass the "
+            "value as a static argument (jitc.jit(..., static_argnames=...))."
+        )
+
+    return method
+
+
+class Tracer:
+    """An abstract array: shape and dtype are known, values are not."""
+
+    __slots__ = ("ctx", "node", "weak", "scalar")
+    __array_priority__ = 1000
+
+    def __init__(self, ctx, node, *, weak=False, scalar=False):
+        self.ctx = ctx
+        self.node = node
+        self.weak = weak  # a Python scalar (NEP 50 weak typing)
+        self.scalar = scalar  # NumPy would give a scalar here, not a 0-d array
+
+    # -- static properties
+    shape = property(lambda self: self.node.shape)
+    dtype = property(lambda self: self.node.dtype)
+    ndim = property(lambda self: len(self.node.shape))
+    size = property(lambda self: int(np.prod(self.node.shape, dtype=np.int64)))
+    itemsize = property(lambda self: self.node.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
+    T = property(lambda self: api.transpose(self))
+    mT = property(lambda self: api.swapaxes(self, -1, -2))
+
+    def __repr__(self):
+        return f"Tracer({self.node.type_str()})"
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError(f"len() of unsized object{where()}")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError(f"iteration over a 0-d array{where()}")
+        return (self[i] for i in range(self.shape[0]))
+
+    __bool__ = _no_concrete("bool() (an `if`, `while`, `and`/`or` or assert)")
+    __int__ = _no_concrete("int()")
+    __float__ = _no_concrete("float()")
+    __complex__ = _no_concrete("complex()")
+    __index__ = _no_concrete("using a traced value as a Python index or size (__index__)")
+    item = _no_concrete(".item()")
+    tolist = _no_concrete(".tolist()")
+    __array__ = _no_concrete("conversion to a NumPy array (np.asarray/np.array of a Tracer)")
+    __hash__ = None
+
+    def __setitem__(self, key, value):
+        raise UnsupportedError(
+            f"in-place assignment x[...] = v on a traced array{where()}: jitc arrays are "
+            "immutable inside a jitted function; build the result with np.where or "
+            "np.concatenate instead"
+        )
+
+    # -- NumPy protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return api.ufunc_dispatch(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = api.FUNCTIONS.get(func)
+        if impl is None:
+            raise UnsupportedError(
+                f"np.{func.__name__} is not supported inside a jitc function{where()}; "
+                "see the NumPy surface in the README"
+            )
+        return impl(*args, **kwargs)
+
+    # -- indexing
+    def __getitem__(self, key):
+        from jitc.indexing import getitem
+
+        return getitem(self, key)
+
+    # -- methods
+    def reshape(self, *shape, order="C"):
+        return api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def astype(self, dtype, copy=True):
+        return api.astype(self, dtype)
+
+    def transpose(self, *axes):
+        return api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def swapaxes(self, a, b):
+        return api.swapaxes(self, a, b)
+
+    def squeeze(self, axis=None):
+        return api.squeeze(self, axis)
+
+    def ravel(self, order="C"):
+        return api.ravel(self, order)
+
+    def flatten(self, order="C"):
+        return api.ravel(self, order)
+
+    def copy(self, order="C"):
+        return api.copy(self)
+
+    def dot(self, other):
+        return api.dot(self, other)
+
+    def clip(self, min=None, max=None):
+        return api.clip(self, min, max)
+
+    def round(self, decimals=0):
+        return api.round_(self, decimals)
+
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        return api.sum(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        return api.prod(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        return api.mean(self, axis, dtype=dtype, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return api.var(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        return api.std(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return api.amax(self, axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return api.amin(self, axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return api.argmax(self, axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return api.argmin(self, axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return api.any_(self, axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return api.all_(self, axis, keepdims=keepdims)
+
+
+def _binary(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: api.ufunc_dispatch(ufunc, "__call__", (other, self), {})
+    return lambda self, other: api.ufunc_dispatch(ufunc, "__call__", (self, other), {})
+
+
+for _name, _ufunc in [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+]:
+    setattr(Tracer, f"__{_name}__", _binary(_ufunc))
+    setattr(Tracer, f"__r{_name}__", _binary(_ufunc, reflected=True))
+for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(Tracer, f"__{_name}__", _binary(_ufunc))
+Tracer.__neg__ = lambda self: api.ufunc_dispatch(np.negative, "__call__", (self,), {})
+Tracer.__pos__ = lambda self: api.ufunc_dispatch(np.positive, "__call__", (self,), {})
+Tracer.__abs__ = lambda self: api.ufunc_dispatch(np.absolute, "__call__", (self,), {})
+Tracer.__invert__ = lambda self: api.ufunc_dispatch(np.invert, "__call__", (self,), {})
