@@ -1,0 +1,387 @@
+"""Generate one numba loop kernel for a fusion body: elementwise ops, shape ops, gathers and
+reductions over one iteration space.
+
+The iteration shape S is the shape every reduction reads (or the outputs' shape when there is
+none). Dims split into outer dims (kept) and inner dims (reduced; for plain loops, the last
+dim). For each outer index the kernel runs stages: a stage is one pass over the inner dims
+that finishes the reductions whose inputs are ready; the last pass writes full-shaped outputs.
+A row of an expensive value needed by a later pass is kept in a scratch row (in cache) rather
+than computed twice. Sizes are literal: the kernel is specialized to its shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jitc import ops
+from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
+from jitc.errors import JitcError
+from jitc.ir import Graph, Node
+
+PARALLEL_MIN_ELEMENTS = 1 << 16
+CHUNKS_PER_THREAD = 4
+
+
+class LayoutError(JitcError):
+    """The fusion body has a layout this generator does not emit (a fusion-contract bug)."""
+
+
+@dataclass
+class KernelSource:
+    name: str
+    source: str
+    inputs: list  # Nodes of the body whose arrays the kernel reads (params, array constants)
+    outputs: list  # output Nodes of the body, in kernel argument order
+    parallel: bool
+
+
+_REDUCE_INIT = {
+    ("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
+    ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
+    ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True,
+}
+
+
+def _init(kind, dtype):
+    if (kind, dtype.kind) in _REDUCE_INIT:
+        return literal(_REDUCE_INIT[(kind, dtype.kind)], dtype)
+    info = np.iinfo(dtype)
+    return literal(info.min if kind == "max" else info.max, dtype)
+
+
+def _combine(kind, acc, v, dtype):
+    t = TYPE_NAMES[dtype]
+    if kind == "sum":
+        return f"({acc} or {v})" if dtype.kind == "b" else f"{t}({acc} + {v})"
+    if kind == "prod":
+        return f"({acc} and {v})" if dtype.kind == "b" else f"{t}({acc} * {v})"
+    if kind == "and":
+        return f"({acc} and {v})"
+    if kind == "or":
+        return f"({acc} or {v})"
+    if kind == "max":
+        return f"({acc} if ({acc} >= {v} or {acc} != {acc}) else {v})"
+    return f"({acc} if ({acc} <= {v} or {acc} != {acc}) else {v})"
+
+
+class _Writer:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.depth = 1
+        self.counter = 0
+
+    def line(self, text):
+        self.lines.append("    " * self.depth + text)
+
+    def fresh(self, prefix="v"):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+
+class LoopKernel:
+    def __init__(self, body: Graph, name: str):
+        self.body = body
+        self.name = name
+        self.w = _Writer()
+        self.arg_names: dict[Node, str] = {}
+        self.inputs: list[Node] = []
+        self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
+        self._plan_iteration()
+
+    # -- layout
+    def _plan_iteration(self):
+        body = self.body
+        if self.reduces:
+            shapes = {r.operands[0].shape for r in self.reduces}
+            axes = {self._reduced_axes(r) for r in self.reduces}
+            if len(shapes) != 1 or len(axes) != 1:
+                raise LayoutError(f"reductions over different spaces {shapes} / {axes}")
+            self.shape = shapes.pop()
+            self.inner = axes.pop()
+        else:
+            shapes = {o.shape for o in body.outputs}
+            if len(shapes) != 1:
+                raise LayoutError(f"loop fusion outputs differ in shape: {shapes}")
+            self.shape = shapes.pop()
+            self.inner = (len(self.shape) - 1,) if self.shape else ()
+        self.outer = tuple(d for d in range(len(self.shape)) if d not in self.inner)
+        self.index = tuple(f"i{d}" for d in range(len(self.shape)))
+        size = int(np.prod(self.shape, dtype=np.int64))
+        self.parallel = size >= PARALLEL_MIN_ELEMENTS
+        self.row_index = tuple(self.index[d] for d in self.outer)
+
+    @staticmethod
+    def _reduced_axes(r):
+        return tuple(r.attrs["axes"]) if r.op == "reduce" else (r.attrs["axis"],)
+
+    def _stages(self):
+        """stage[r] for each reduction: 1 + the latest stage it depends on."""
+        stage: dict[Node, int] = {}
+        depends: dict[Node, int] = {}
+        for n in self.body.nodes:
+            s = max((depends[o] for o in n.operands), default=-1)
+            if n.op in ops.REDUCTIONS:
+                stage[n] = s + 1
+                depends[n] = s + 1
+            else:
+                depends[n] = s
+        return stage
+
+    # -- values
+    def _array(self, node):
+        if node not in self.arg_names:
+            self.arg_names[node] = f"a{len(self.inputs)}"
+            self.inputs.append(node)
+        return self.arg_names[node]
+
+    def value(self, node: Node, idx: tuple, memo: dict) -> str:
+        key = (node, idx)
+        if key in memo:
+            return memo[key]
+        result = self._value(node, idx, memo)
+        memo[key] = result
+        return result
+
+    def _value(self, n: Node, idx, memo):
+        w = self.w
+        op = n.op
+        if op == "parameter" or (op == "constant" and n.shape != ()):
+            if n in self.scratch and idx == self.index:
+                return f"{self.scratch[n]}[{self._inner_flat()}]"
+            arr = self._array(n)
+            return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
+        if op == "constant":
+            return literal(n.attrs["value"][()], n.dtype)
+        if op in ops.REDUCTIONS:
+            want = tuple(self.index[d] for d in self.outer)
+            if idx != want:
+                raise LayoutError(f"{op} result read at {idx}, not its row {want}")
+            return self.acc[n]
+        if n in self.scratch and idx == self.index and self.scratch_ready.get(n):
+            return f"{self.scratch[n]}[{self._inner_flat()}]"
+        if op in ops.ELEMENTWISE:
+            args = [self.value(o, idx, memo) for o in n.operands]
+            dtype = n.operands[-1].dtype if op == "select" else n.operands[0].dtype
+            expr = lower_elementwise(op, dtype, n.dtype, args, n.attrs)
+            var = w.fresh()
+            w.line(f"{var} = {expr}")
+            if n in self.scratch and idx == self.index:
+                w.line(f"{self.scratch[n]}[{self._inner_flat()}] = {var}")
+            return var
+        if op == "iota":
+            return f"{TYPE_NAMES[n.dtype]}({idx[n.attrs['dimension']]})"
+        (x,) = n.operands if op not in ("concatenate", "gather") else (None,)
+        if op == "broadcast_in_dim":
+            dims = n.attrs["broadcast_dimensions"]
+            sub = tuple("0" if x.shape[k] == 1 else idx[d] for k, d in enumerate(dims))
+            return self.value(x, sub, memo)
+        if op == "transpose":
+            sub = [None] * x.ndim
+            for k, p in enumerate(n.attrs["permutation"]):
+                sub[p] = idx[k]
+            return self.value(x, tuple(sub), memo)
+        if op == "slice":
+            sub = []
+            for i, s, st in zip(idx, n.attrs["start"], n.attrs["stride"]):
+                term = i if st == 1 else f"{i} * {st}"
+                sub.append(term if s == 0 else f"{s} + {term}")
+            return self.value(x, tuple(f"({e})" if " " in e else e for e in sub), memo)
+        if op == "reshape":
+            return self.value(x, self._reshape_index(x.shape, n.shape, idx), memo)
+        if op == "concatenate":
+            return self._concatenate(n, idx, memo)
+        if op == "gather":
+            return self._gather(n, idx, memo)
+        raise LayoutError(f"cannot generate {op} inside a loop kernel")
+
+    def _reshape_index(self, src, dst, idx):
+        """Index into `src` for index `idx` of the reshaped `dst` (unit dims map for free)."""
+        if [d for d in src if d != 1] == [d for d in dst if d != 1]:
+            it = iter(i for i, d in zip(idx, dst) if d != 1)
+            return tuple("0" if d == 1 else next(it) for d in src)
+        w = self.w
+        flat = w.fresh("f")
+        terms, stride = [], 1
+        for i, d in reversed(list(zip(idx, dst))):
+            if d != 1:
+                terms.append(i if stride == 1 else f"{i} * {stride}")
+            stride *= d
+        w.line(f"{flat} = {' + '.join(terms) or '0'}")
+        out = []
+        stride = int(np.prod(src, dtype=np.int64))
+        for d in src:
+            stride //= d
+            out.append("0" if d == 1 else f"(({flat} // {stride}) % {d})")
+        return tuple(out)
+
+    def _concatenate(self, n, idx, memo):
+        w = self.w
+        dim = n.attrs["dimension"]
+        var = w.fresh()
+        offset = 0
+        for k, o in enumerate(n.operands):
+            hi = offset + o.shape[dim]
+            cond = f"{idx[dim]} < {hi}"
+            w.line(("if " if k == 0 else "elif " if k < len(n.operands) - 1 else "else")
+                   + (f"{cond}:" if k < len(n.operands) - 1 else ":"))
+            w.depth += 1
+            sub = list(idx)
+            if offset:
+                sub[dim] = f"({idx[dim]} - {offset})"
+            w.line(f"{var} = {self.value(o, tuple(sub), dict())}")
+            w.depth -= 1
+            offset = hi
+        return var
+
+    def _gather(self, n, idx, memo):
+        w = self.w
+        x, ind = n.operands
+        axis = n.attrs["axis"]
+        k = w.fresh("k")
+        raw = self.value(ind, idx[axis:axis + ind.ndim], memo)
+        size = x.shape[axis]
+        w.line(f"{k} = np.int64({raw})")
+        w.line(f"if {k} < 0:")
+        w.line(f"    {k} += {size}")
+        w.line(f"if {k} < 0 or {k} >= {size}:")
+        w.line(f"    raise IndexError('gather index out of bounds for axis {axis} with size "
+               f"{size}')")
+        sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
+        return self.value(x, sub, memo)
+
+    def _inner_flat(self):
+        terms, stride = [], 1
+        for d in reversed(self.inner):
+            terms.append(self.index[d] if stride == 1 else f"{self.index[d]} * {stride}")
+            stride *= self.shape[d]
+        return " + ".join(reversed(terms)) or "0"
+
+    # -- structure
+    def _output_index(self, out: Node):
+        if out.shape == self.shape:
+            return self.index, True
+        row = tuple(self.shape[d] for d in self.outer)
+        if out.shape == row:
+            return tuple(self.index[d] for d in self.outer), False
+        keep = tuple(1 if d in self.inner else self.shape[d] for d in range(len(self.shape)))
+        if self.reduces and out.shape == keep:
+            return tuple("0" if d in self.inner else self.index[d]
+                         for d in range(len(self.shape))), False
+        raise LayoutError(f"output {out.type_str()} fits neither the iteration shape "
+                          f"{self.shape} nor its rows")
+
+    def _needs_scratch(self, stages, final):
+        """Expensive full-shape values read in more than one pass get a scratch row."""
+        readers: dict[Node, set] = {}
+
+        def visit(n, s, seen):
+            if (n, s) in seen or n.op in ops.REDUCTIONS:
+                return
+            seen.add((n, s))
+            if n.shape == self.shape and (n.op in ops.EXPENSIVE):
+                readers.setdefault(n, set()).add(s)
+            for o in n.operands:
+                visit(o, s, seen)
+
+        seen: set = set()
+        for r, s in stages.items():
+            for o in r.operands:
+                visit(o, s, seen)
+        for out in self.body.outputs:
+            if out.shape == self.shape:
+                visit(out, final, seen)
+        return [n for n, s in readers.items() if len(s) > 1]
+
+    def generate(self) -> KernelSource:
+        w = self.w
+        body = self.body
+        stages = self._stages()
+        final = max(stages.values(), default=-1) + 1
+        self.acc = {r: f"acc{k}" for k, r in enumerate(self.reduces)}
+        self.scratch = {n: f"row{k}" for k, n in enumerate(self._needs_scratch(stages, final))}
+        self.scratch_ready: dict = {}
+        outs = [f"out{k}" for k in range(len(body.outputs))]
+        n_outer = int(np.prod([self.shape[d] for d in self.outer], dtype=np.int64))
+        inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
+        split_inner = self.parallel and not self.outer and not self.reduces
+        body_start = len(w.lines)
+        rng = "prange" if self.parallel else "range"
+
+        if split_inner:  # one long 1-d loop: split it into chunks across threads
+            n = self.shape[0]
+            chunks = max(1, min(n // 4096, 64))
+            w.line(f"for c in {rng}({chunks}):")
+            w.depth += 1
+            w.line(f"for i0 in range(c * {n} // {chunks}, (c + 1) * {n} // {chunks}):")
+            w.depth += 1
+        else:
+            chunks = 1
+            if self.parallel and n_outer > 1:
+                chunks = min(n_outer, 64)
+            w.line(f"for c in {rng}({chunks}):")
+            w.depth += 1
+            for scr, node in ((s, n) for n, s in self.scratch.items()):
+                w.line(f"{scr} = np.empty({inner_size}, {TYPE_NAMES[node.dtype]})")
+            w.line(f"for o in range(c * {n_outer} // {chunks}, (c + 1) * {n_outer} // {chunks}):")
+            w.depth += 1
+            rem = "o"
+            for k, d in enumerate(self.outer):
+                size = int(np.prod([self.shape[e] for e in self.outer[k + 1:]], dtype=np.int64))
+                w.line(f"i{d} = ({rem} // {size}) % {self.shape[d]}" if size > 1 else
+                       f"i{d} = {rem} % {self.shape[d]}")
+        for s in range(final + 1):
+            ready = [r for r, rs in stages.items() if rs == s]
+            for r in ready:
+                if r.op == "reduce":
+                    w.line(f"{self.acc[r]} = {_init(r.attrs['kind'], r.dtype)}")
+                else:
+                    w.line(f"{self.acc[r]} = np.int64(0)")
+                    w.line(f"best{self.acc[r]} = {_init('max' if r.op == 'argmax' else 'min', r.operands[0].dtype)}")  # noqa: E501
+                    w.line(f"seen{self.acc[r]} = False")
+            writes = [(k, o) for k, o in enumerate(body.outputs)
+                      if s == final and self._output_index(o)[1]]
+            if not ready and not writes:
+                continue
+            depth = w.depth
+            if not split_inner:
+                for d in self.inner:
+                    w.line(f"for i{d} in range({self.shape[d]}):")
+                    w.depth += 1
+            memo: dict = {}
+            for r in ready:
+                v = self.value(r.operands[0], self.index, memo)
+                if r.op == "reduce":
+                    w.line(f"{self.acc[r]} = {_combine(r.attrs['kind'], self.acc[r], v, r.dtype)}")
+                else:
+                    self._arg_update(r, v)
+            for k, o in writes:
+                v = self.value(o, self.index, memo)
+                w.line(f"{outs[k]}[{', '.join(self.index)}] = {v}" if self.index else
+                       f"{outs[k]}[()] = {v}")
+            for n in self.scratch:
+                if (n, self.index) in memo:
+                    self.scratch_ready[n] = True
+            w.depth = depth
+        for k, o in enumerate(body.outputs):
+            idx, full = self._output_index(o)
+            if not full:
+                v = self.value(o, idx, {})
+                w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
+        loop = w.lines[body_start:]
+        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs)
+        src = [f"def {self.name}({args}):"] + loop
+        return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs),
+                            list(body.outputs), self.parallel)
+
+    def _arg_update(self, r, v):
+        w = self.w
+        acc = self.acc[r]
+        axis_var = self.index[r.attrs["axis"]]
+        cmp = ">" if r.op == "argmax" else "<"
+        w.line(f"if not seen{acc} or ({v} {cmp} best{acc} and best{acc} == best{acc}) or "
+               f"({v} != {v} and best{acc} == best{acc}):")
+        w.line(f"    best{acc} = {v}")
+        w.line(f"    {acc} = np.int64({axis_var})")
+        w.line(f"    seen{acc} = True")

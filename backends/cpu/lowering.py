@@ -1,0 +1,162 @@
+"""Elementwise lowerings for generated numba code, keyed by primitive name.
+
+`lower_elementwise(op, operand_dtype, result_dtype, args, attrs)` returns a Python expression
+(a string) computing one element. Results are cast to the graph's dtype explicitly: numba
+widens int32 arithmetic to int64 and a bare float literal to float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jitc.errors import UnsupportedError
+
+TYPE_NAMES = {
+    np.dtype(np.bool_): "np.bool_", np.dtype(np.int32): "np.int32",
+    np.dtype(np.int64): "np.int64", np.dtype(np.float32): "np.float32",
+    np.dtype(np.float64): "np.float64",
+}
+
+
+def literal(value, dtype) -> str:
+    """A scalar constant typed as `dtype` in generated code."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return "True" if value else "False"
+    if dtype.kind == "f":
+        v = float(value)
+        text = "np.nan" if math.isnan(v) else ("np.inf" if v == math.inf else
+                                               "-np.inf" if v == -math.inf else repr(v))
+        return f"{TYPE_NAMES[dtype]}({text})"
+    return f"{TYPE_NAMES[dtype]}({int(value)})"
+
+
+def _vmath(name, dtype):
+    """jitc's vectorizable math function name for (name, dtype), or None."""
+    try:
+        from jitc.backends.cpu.vmath import VMATH
+    except ImportError:
+        return None
+    fn = VMATH.get((name, np.dtype(dtype).type)) or VMATH.get((name, np.dtype(dtype)))
+    return None if fn is None else f"vm_{name}_{np.dtype(dtype).name}"
+
+
+def vmath_globals() -> dict:
+    try:
+        from jitc.backends.cpu.vmath import VMATH
+    except ImportError:
+        return {}
+    return {f"vm_{name}_{np.dtype(dt).name}": fn for (name, dt), fn in VMATH.items()}
+
+
+_MATH_UNARY = {
+    "exp": "math.exp", "expm1": "math.expm1", "log": "math.log", "log2": "math.log2",
+    "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt", "sin": "math.sin",
+    "cos": "math.cos", "tan": "math.tan", "arcsin": "math.asin", "arccos": "math.acos",
+    "arctan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh", "tanh": "math.tanh",
+    "arcsinh": "math.asinh", "arccosh": "math.acosh", "arctanh": "math.atanh",
+    "exp2": "np.exp2", "cbrt": "np.cbrt", "floor": "np.floor", "ceil": "np.ceil",
+    "rint": "np.rint", "trunc": "np.trunc",
+}
+_DOMAIN = {  # numba's libm calls raise outside these domains; NumPy returns NaN / -inf
+    "log": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
+    "log2": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
+    "log10": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
+    "log1p": "({f}({a}) if {a} > -1 else ({t}(-np.inf) if {a} == -1 else {t}(np.nan)))",
+    "sqrt": "({f}({a}) if {a} >= 0 else {t}(np.nan))",
+    "arcsin": "({f}({a}) if -1 <= {a} <= 1 else {t}(np.nan))",
+    "arccos": "({f}({a}) if -1 <= {a} <= 1 else {t}(np.nan))",
+    "arccosh": "({f}({a}) if {a} >= 1 else {t}(np.nan))",
+    "arctanh": "({f}({a}) if -1 < {a} < 1 else ({t}(np.copysign(np.inf, {a})) "
+               "if {a} == 1 or {a} == -1 else {t}(np.nan)))",
+}
+_INT_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
+
+
+def lower_elementwise(op, dtype, result, args, attrs) -> str:
+    """One element of `op` applied to `args` (expressions of dtype `dtype`)."""
+    dtype, result = np.dtype(dtype), np.dtype(result)
+    t = TYPE_NAMES[result]
+    a = args[0]
+    b = args[1] if len(args) > 1 else None
+    is_int = dtype.kind in "iu"
+    is_bool = dtype.kind == "b"
+    if op == "convert":
+        if result.kind == "b":
+            return f"({a} != 0)"
+        return f"{t}({a})"
+    if op == "select":
+        return f"({args[1]} if {a} else {args[2]})"
+    if op in _MATH_UNARY and dtype.kind == "f":
+        vm = _vmath(op, dtype)
+        fn = vm or _MATH_UNARY[op]
+        if op in _DOMAIN and vm is None:
+            return f"{t}{_DOMAIN[op].format(f=fn, t=t, a=a)}"
+        return f"{t}({fn}({a}))"
+    simple = {
+        "add": f"{a} + {b}", "subtract": f"{a} - {b}", "multiply": f"{a} * {b}",
+        "equal": f"{a} == {b}", "not_equal": f"{a} != {b}", "less": f"{a} < {b}",
+        "less_equal": f"{a} <= {b}", "greater": f"{a} > {b}", "greater_equal": f"{a} >= {b}",
+        "bitwise_and": f"{a} & {b}", "bitwise_or": f"{a} | {b}", "bitwise_xor": f"{a} ^ {b}",
+        "logical_and": f"({a} != 0) & ({b} != 0)", "logical_or": f"({a} != 0) | ({b} != 0)",
+        "logical_xor": f"({a} != 0) != ({b} != 0)", "logical_not": f"not ({a} != 0)",
+        "square": f"{a} * {a}", "negative": f"-{a}",
+        "maximum": f"{a} if ({a} >= {b} or {a} != {a}) else {b}",
+        "minimum": f"{a} if ({a} <= {b} or {a} != {a}) else {b}",
+        "fmax": f"{a} if ({a} >= {b} or {b} != {b}) else {b}",
+        "fmin": f"{a} if ({a} <= {b} or {b} != {b}) else {b}",
+        "isnan": f"{a} != {a}", "sign": f"sign({a})",
+    }
+    if is_bool and op in ("add", "maximum", "fmax"):
+        return f"({a} or {b})"
+    if is_bool and op in ("multiply", "minimum", "fmin"):
+        return f"({a} and {b})"
+    if is_bool and op == "invert":
+        return f"(not {a})"
+    if op in simple:
+        return f"{t}({simple[op]})"
+    if op == "absolute":
+        return f"{t}(abs({a}))"
+    if op == "invert":
+        return f"{t}(~{a})"
+    if op == "isinf":
+        return "False" if not dtype.kind == "f" else f"np.isinf({a})"
+    if op == "isfinite":
+        return "True" if not dtype.kind == "f" else f"np.isfinite({a})"
+    if op == "signbit":
+        return f"({a} < 0)" if not dtype.kind == "f" else f"np.signbit({a})"
+    if op == "reciprocal":
+        if is_int:
+            return f"{t}(floordiv_int({literal(1, dtype)}, {a}))"
+        return f"{t}({literal(1, dtype)} / {a})"
+    if op == "divide":
+        return f"{t}({a} / {b})"
+    if op == "floor_divide":
+        return f"{t}(floordiv_int({a}, {b}))" if is_int else f"{t}(floordiv_float({a}, {b}))"
+    if op == "remainder":
+        return f"{t}(remainder_int({a}, {b}))" if is_int else f"{t}(remainder_float({a}, {b}))"
+    if op == "fmod":
+        return f"{t}(fmod_int({a}, {b}))" if is_int else f"{t}(math.fmod({a}, {b}))"
+    if op == "power":
+        return f"{t}(power_int({a}, {b}))" if is_int else f"{t}({a} ** {b})"
+    if op == "left_shift":
+        return f"{t}(left_shift({a}, {b}, {_INT_BITS[dtype]}))"
+    if op == "right_shift":
+        return f"{t}(right_shift({a}, {b}, {_INT_BITS[dtype]}))"
+    if op == "arctan2":
+        return f"{t}(math.atan2({a}, {b}))"
+    if op == "hypot":
+        return f"{t}(math.hypot({a}, {b}))"
+    if op == "copysign":
+        return f"{t}(math.copysign({a}, {b}))"
+    if op in ("logaddexp", "logaddexp2"):
+        return f"{t}({op}({a}, {b}))"
+    if op == "deg2rad":
+        return f"{t}({a} * {literal(math.pi / 180, dtype)})"
+    if op == "rad2deg":
+        return f"{t}({a} * {literal(180 / math.pi, dtype)})"
+    if op in _MATH_UNARY:  # integer inputs never reach here: NumPy's loops are float
+        return f"{t}({_MATH_UNARY[op]}({a}))"
+    raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
