@@ -1,7 +1,7 @@
 """HLO-like text for graphs: one op per line, typed values, attributes and source lines.
 
     graph layer(%0: f32[64,128], %1: f32[128,256]) {
-      %2 = f32[64,256] dot_general(%0, %1), lhs_contracting={1}, rhs_contracting={0}, ...  # mlp.py:7
+      %2 = f32[64,256] dot_general(%0, %1), lhs_contracting={1}, ...  # mlp.py:7
       return (%2)
     }
 
@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from jitc.dtypes import BY_SHORT_NAME, SHORT_NAMES, type_str
+from jitc.dtypes import BY_SHORT_NAME, SHORT_NAMES
 from jitc.errors import VerifyError
 from jitc.ir import Graph, Loc, Node
 from jitc.primitives import ARRAY, DTYPE, INT, INTS, PRIMITIVES, STR

@@ -106,7 +106,7 @@ def result_type(*values):
     return _result_type(tuple(_dtype_key(v) for v in values))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _result_type(keys):
     return np.result_type(*(_probe_value(k) for k in keys))
 
@@ -129,7 +129,7 @@ _REDUCE_METHODS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum"
                    "logical_and": "all", "logical_or": "any"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resolve(ufunc, keys):
     return ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
 
@@ -228,7 +228,7 @@ def _keepdims(t, axes, keepdims, in_shape):
     return _mark(t, t.ndim == 0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _accumulator(func, dtype):
     """The dtype NumPy's np.sum/np.prod accumulate in (int32 -> int64, bool -> int64)."""
     return func(np.zeros(1, dtype)).dtype

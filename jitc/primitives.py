@@ -7,8 +7,8 @@ ShapeError; the verifier and the tracer both call it, so they cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -271,7 +271,7 @@ _register("reduce", _reduce_infer, _reduce_impl, {"kind": STR, "axes": INTS}, 1)
 
 def _arg_infer(name):
     def infer(types, a):
-        (shape, dtype), axis = types[0], a["axis"]
+        (shape, _), axis = types[0], a["axis"]
         if not 0 <= axis < len(shape):
             _fail(name, f"axis {axis} out of range for {shape}")
         if shape[axis] == 0:

@@ -61,7 +61,8 @@ def verify(graph: Graph) -> Graph:
             except ShapeError as e:
                 bad(str(e))
             if tuple(shape) != node.shape or np.dtype(dtype) != node.dtype:
-                bad(f"{node.op} result is {node.type_str()}, its rule gives {type_str(shape, dtype)}")
+                bad(f"{node.op} result is {node.type_str()}, its rule gives "
+                    f"{type_str(shape, dtype)}")
         seen.add(node)
     for o in graph.outputs:
         if o not in seen:

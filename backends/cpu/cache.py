@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import stat
 import sys
@@ -19,7 +20,20 @@ import numba
 
 from jitc.errors import JitcError
 
-_VERSION_TAG = f"numba{numba.__version__}-llvmlite{llvmlite.__version__}-py{sys.version_info[:2]}"
+
+def _backend_digest() -> str:
+    """Generated modules import helpers from these files: a change to them is a new key."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(name.encode() + f.read())
+    return h.hexdigest()[:16]
+
+
+_VERSION_TAG = (f"numba{numba.__version__}-llvmlite{llvmlite.__version__}"
+                f"-py{sys.version_info[:2]}-cpu{_backend_digest()}")
 
 
 def cache_dir() -> str:
@@ -51,6 +65,7 @@ def load_module(source: str):
         with os.fdopen(fd, "w") as f:
             f.write(source)
         os.replace(tmp, path)
+    _clear_unless_sealed(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -66,14 +81,47 @@ def _intact(path: str, source: str) -> bool:
         return False
 
 
-def forget(module) -> None:
-    """Remove a module's numba cache files (after they failed to load) so they are rebuilt."""
-    directory = os.path.join(os.path.dirname(module.__file__), "__pycache__")
-    stem = os.path.splitext(os.path.basename(module.__file__))[0]
-    if os.path.isdir(directory):
-        for entry in os.listdir(directory):
-            if entry.startswith(stem + "."):
-                try:
-                    os.remove(os.path.join(directory, entry))
-                except OSError:
-                    pass
+def _numba_files(path: str) -> list[str]:
+    """numba's cache files (index and data) for the generated module at `path`."""
+    directory = os.path.join(os.path.dirname(path), "__pycache__")
+    stem = os.path.splitext(os.path.basename(path))[0] + "."
+    try:
+        return sorted(os.path.join(directory, e) for e in os.listdir(directory)
+                      if e.startswith(stem) and not e.endswith(".tmp"))
+    except FileNotFoundError:
+        return []
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _clear_unless_sealed(path: str) -> None:
+    """Delete numba's files for `path` unless they match the manifest sealed after they
+    last worked: a truncated or corrupted entry is rebuilt instead of crashing numba."""
+    files = _numba_files(path)
+    if not files:
+        return
+    try:
+        with open(path + ".sealed") as f:
+            sealed = json.load(f)
+        if sealed == {os.path.basename(p): _digest(p) for p in files}:
+            return
+    except (OSError, ValueError):
+        pass
+    for p in files:
+        try:
+            os.remove(p)
+        except OSError:
+            pass
+
+
+def seal(module) -> None:
+    """Record the digests of a module's numba files once it has compiled and run."""
+    path = module.__file__
+    manifest = {os.path.basename(p): _digest(p) for p in _numba_files(path)}
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(manifest, f)
+    os.replace(tmp, path + ".sealed")

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from jitc.backends.cpu.dot import dot_lines
 from jitc.backends.cpu.loops import LoopKernel
 from jitc.backends.cpu.lowering import TYPE_NAMES
+
 from jitc.ir import Graph, Node
 
 FASTMATH = '{"reassoc", "contract", "arcp", "afn"}'
@@ -31,7 +31,8 @@ globals().update(_vg())
 @dataclass
 class ModuleSource:
     source: str
-    constants: list  # arrays passed to the driver after the parameters
+    constants: list  # arrays passed to the driver before the parameters
+    n_outputs: int
     kernels: list = field(default_factory=list)  # kernel names, in call order
 
 
@@ -127,11 +128,12 @@ class ModuleBuilder:
         params = [f"p{i}" for i in range(len(g.params))]
         consts = [f"c{i}" for i in range(len(self.constants))]
         driver = ["@njit(nogil=True, cache=True)",
-                  f"def driver({', '.join(params + consts)}):"]
+                  f"def driver({', '.join(consts + params)}):"]
         driver += ["    " + line for line in self.driver]
-        driver.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        driver.append(f"    return {outs[0]}" if len(outs) == 1 else
+                      f"    return ({', '.join(outs)})")
         source = HEADER + "\n\n" + "\n\n".join(self.kernels) + "\n\n" + "\n".join(driver) + "\n"
-        return ModuleSource(source, list(self.constants), list(self.kernel_names))
+        return ModuleSource(source, list(self.constants), len(outs), list(self.kernel_names))
 
     def _outputs_of(self, n: Node, var: str) -> list[str]:
         if n.tuple_types is None:

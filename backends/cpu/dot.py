@@ -4,8 +4,8 @@ integer ones. Both bring the operands to (batch, rows, contract) x (batch, contr
 from __future__ import annotations
 
 import numpy as np
-
 from jitc.backends.cpu.lowering import TYPE_NAMES
+
 from jitc.ir import Node
 from jitc.primitives import dot_free_dims
 
@@ -30,7 +30,7 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str) -> list[str]:
 
     def arrange(name, perm, shape, ndim):
         if perm == list(range(ndim)):
-            return f"{name}.reshape({shape})"
+            return f"np.ascontiguousarray({name}).reshape({shape})"
         return f"np.ascontiguousarray({name}.transpose({tuple(perm)})).reshape({shape})"
 
     lines.append(f"a3 = {arrange(lhs, lb + lf + lc, (B, M, K), l.ndim)}")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import functools
+
+from jitc.backends.cpu.cache import load_module, seal
+from jitc.backends.cpu.codegen import build_module
 
 from jitc import config
-from jitc.backends.cpu.cache import load_module
-from jitc.backends.cpu.codegen import build_module
 from jitc.ir import Graph
 
 
@@ -25,9 +26,22 @@ class CpuExecutable:
         self.module = load_module(self.source)
         self.driver = self.module.driver
 
+        # run(*arrays): the driver with the constants bound; numba checks types and layouts.
+        self._driver_call = functools.partial(self.driver, *self.constants) if self.constants \
+            else self.driver
+        self.run = self._first_run
+        self.single_output = module_source.n_outputs == 1
+
+    def _first_run(self, *arrays):
+        """Compile (or load) on the first call, then seal the cache entry that worked."""
+        out = self._driver_call(*arrays)
+        seal(self.module)
+        self.run = self._driver_call
+        return out
+
     def __call__(self, *arrays):
-        args = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in arrays]
-        return list(self.driver(*args, *self.constants))
+        out = self.run(*arrays)
+        return [out] if self.single_output else list(out)
 
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 
 from jitc import ops
-from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 

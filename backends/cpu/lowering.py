@@ -51,27 +51,13 @@ def vmath_globals() -> dict:
     return {f"vm_{name}_{np.dtype(dt).name}": fn for (name, dt), fn in VMATH.items()}
 
 
-_MATH_UNARY = {
-    "exp": "math.exp", "expm1": "math.expm1", "log": "math.log", "log2": "math.log2",
-    "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt", "sin": "math.sin",
-    "cos": "math.cos", "tan": "math.tan", "arcsin": "math.asin", "arccos": "math.acos",
-    "arctan": "math.atan", "sinh": "math.sinh", "cosh": "math.cosh", "tanh": "math.tanh",
-    "arcsinh": "math.asinh", "arccosh": "math.acosh", "arctanh": "math.atanh",
-    "exp2": "np.exp2", "cbrt": "np.cbrt", "floor": "np.floor", "ceil": "np.ceil",
-    "rint": "np.rint", "trunc": "np.trunc",
-}
-_DOMAIN = {  # numba's libm calls raise outside these domains; NumPy returns NaN / -inf
-    "log": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
-    "log2": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
-    "log10": "({f}({a}) if {a} > 0 else ({t}(-np.inf) if {a} == 0 else {t}(np.nan)))",
-    "log1p": "({f}({a}) if {a} > -1 else ({t}(-np.inf) if {a} == -1 else {t}(np.nan)))",
-    "sqrt": "({f}({a}) if {a} >= 0 else {t}(np.nan))",
-    "arcsin": "({f}({a}) if -1 <= {a} <= 1 else {t}(np.nan))",
-    "arccos": "({f}({a}) if -1 <= {a} <= 1 else {t}(np.nan))",
-    "arccosh": "({f}({a}) if {a} >= 1 else {t}(np.nan))",
-    "arctanh": "({f}({a}) if -1 < {a} < 1 else ({t}(np.copysign(np.inf, {a})) "
-               "if {a} == 1 or {a} == -1 else {t}(np.nan)))",
-}
+# Float ops numba implements with NumPy's scalar semantics (NaN for domain errors, ...).
+_NP_FLOAT = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
+    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "floor", "ceil", "rint", "trunc", "arctan2", "hypot", "copysign", "logaddexp",
+    "logaddexp2", "fmod", "power",
+})
 _INT_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
 
 
@@ -89,12 +75,9 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         return f"{t}({a})"
     if op == "select":
         return f"({args[1]} if {a} else {args[2]})"
-    if op in _MATH_UNARY and dtype.kind == "f":
-        vm = _vmath(op, dtype)
-        fn = vm or _MATH_UNARY[op]
-        if op in _DOMAIN and vm is None:
-            return f"{t}{_DOMAIN[op].format(f=fn, t=t, a=a)}"
-        return f"{t}({fn}({a}))"
+    if op in _NP_FLOAT and dtype.kind == "f":
+        fn = _vmath(op, dtype) or f"np.{op}"
+        return f"{t}({fn}({', '.join(args)}))"
     simple = {
         "add": f"{a} + {b}", "subtract": f"{a} - {b}", "multiply": f"{a} * {b}",
         "equal": f"{a} == {b}", "not_equal": f"{a} != {b}", "less": f"{a} < {b}",
@@ -115,6 +98,8 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         return f"({a} and {b})"
     if is_bool and op == "invert":
         return f"(not {a})"
+    if op in ("floor", "ceil", "trunc", "rint") and dtype.kind in "biu":
+        return f"{t}({a})"
     if op in simple:
         return f"{t}({simple[op]})"
     if op == "absolute":
@@ -128,35 +113,26 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     if op == "signbit":
         return f"({a} < 0)" if not dtype.kind == "f" else f"np.signbit({a})"
     if op == "reciprocal":
-        if is_int:
-            return f"{t}(floordiv_int({literal(1, dtype)}, {a}))"
+        if is_int:  # C's 1 / a: truncation, and NumPy's INT_MIN for 0
+            lo = literal(np.iinfo(dtype).min, dtype)
+            return f"({t}(1 if {a} == 1 else (-1 if {a} == -1 else 0)) if {a} != 0 else {lo})"
         return f"{t}({literal(1, dtype)} / {a})"
     if op == "divide":
         return f"{t}({a} / {b})"
     if op == "floor_divide":
-        return f"{t}(floordiv_int({a}, {b}))" if is_int else f"{t}(floordiv_float({a}, {b}))"
+        return f"{t}(floordiv_{'int' if is_int else 'float'}({a}, {b}))"
     if op == "remainder":
-        return f"{t}(remainder_int({a}, {b}))" if is_int else f"{t}(remainder_float({a}, {b}))"
+        return f"{t}(remainder_{'int' if is_int else 'float'}({a}, {b}))"
     if op == "fmod":
-        return f"{t}(fmod_int({a}, {b}))" if is_int else f"{t}(math.fmod({a}, {b}))"
+        return f"{t}(fmod_int({a}, {b}))"
     if op == "power":
-        return f"{t}(power_int({a}, {b}))" if is_int else f"{t}({a} ** {b})"
+        return f"{t}(power_int({a}, {b}))"
     if op == "left_shift":
         return f"{t}(left_shift({a}, {b}, {_INT_BITS[dtype]}))"
     if op == "right_shift":
         return f"{t}(right_shift({a}, {b}, {_INT_BITS[dtype]}))"
-    if op == "arctan2":
-        return f"{t}(math.atan2({a}, {b}))"
-    if op == "hypot":
-        return f"{t}(math.hypot({a}, {b}))"
-    if op == "copysign":
-        return f"{t}(math.copysign({a}, {b}))"
-    if op in ("logaddexp", "logaddexp2"):
-        return f"{t}({op}({a}, {b}))"
     if op == "deg2rad":
         return f"{t}({a} * {literal(math.pi / 180, dtype)})"
     if op == "rad2deg":
         return f"{t}({a} * {literal(180 / math.pi, dtype)})"
-    if op in _MATH_UNARY:  # integer inputs never reach here: NumPy's loops are float
-        return f"{t}({_MATH_UNARY[op]}({a}))"
     raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")

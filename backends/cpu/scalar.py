@@ -32,39 +32,40 @@ def remainder_int(a, b):
 def fmod_int(a, b):
     if b == 0 or b == -1:
         return a - a
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
+    r = a % b  # floor semantics; C's fmod truncates, so move r to the sign of a
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
 
 
 @register_jitable(inline="always")
 def floordiv_float(a, b):
-    """NumPy's npy_divmod: floor of a/b computed from fmod so it is exact."""
+    """NumPy's npy_floor_divide: floor of a/b derived from fmod, so it is exact."""
     if b == 0:
         return a / b
-    mod = math.fmod(a, b)
+    mod = np.fmod(a, b)
     div = (a - mod) / b
-    if mod != 0 and ((b < 0) != (mod < 0)):
+    if mod != 0 and (b < 0) != (mod < 0):
         div -= 1
     if div != 0:
-        floordiv = math.floor(div)
+        floordiv = np.floor(div)
         if div - floordiv > 0.5:
             floordiv += 1
-    else:
-        floordiv = math.copysign(0.0, a / b)
-    return floordiv
+        return floordiv
+    return np.copysign(div - div, a / b)
 
 
 @register_jitable(inline="always")
 def remainder_float(a, b):
+    """NumPy's npy_remainder: fmod moved to the sign of the divisor."""
+    mod = np.fmod(a, b)
     if b == 0:
-        return math.fmod(a, b)
-    mod = math.fmod(a, b)
+        return mod
     if mod != 0:
         if (b < 0) != (mod < 0):
             mod += b
-    else:
-        mod = math.copysign(0.0, b)
-    return mod
+        return mod
+    return np.copysign(mod - mod, b)
 
 
 @register_jitable(inline="always")
@@ -96,22 +97,6 @@ def right_shift(a, b, bits):
 
 
 @register_jitable(inline="always")
-def logaddexp(a, b):
-    if a == b:
-        return a + math.log(2.0)
-    hi = max(a, b)
-    return hi + math.log1p(math.exp(-abs(a - b))) if hi == hi else hi
-
-
-@register_jitable(inline="always")
-def logaddexp2(a, b):
-    if a == b:
-        return a + 1.0
-    hi = max(a, b)
-    return hi + math.log1p(2.0 ** (-abs(a - b))) / math.log(2.0) if hi == hi else hi
-
-
-@register_jitable(inline="always")
 def sign(a):
     if a != a:
         return a
@@ -120,5 +105,5 @@ def sign(a):
 
 HELPERS = {f.__name__: f for f in (
     floordiv_int, remainder_int, fmod_int, floordiv_float, remainder_float, power_int,
-    left_shift, right_shift, logaddexp, logaddexp2, sign)}
+    left_shift, right_shift, sign)}
 HELPERS.update(math=math, np=np)

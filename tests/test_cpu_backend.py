@@ -1,0 +1,166 @@
+"""The cpu backend as a system: threads, the persistent cache, dumps, lowering coverage."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import jitc
+from jitc import ops
+
+
+def _softmax_layer(x, W, b):
+    y = np.maximum(x @ W + b, 0)
+    e = np.exp(y - y.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _inputs(batch=16):
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((batch, 64), dtype=np.float32),
+            rng.standard_normal((64, 32), dtype=np.float32),
+            rng.standard_normal(32, dtype=np.float32))
+
+
+_SPECIAL = {
+    np.float32: [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0],
+    np.float64: [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0],
+    np.int32: [0, 1, -1, 7, -7, 3, 2**31 - 1, -(2**31), 2, -3, 31, 5],
+    np.int64: [0, 1, -1, 7, -7, 3, 2**63 - 1, -(2**63), 2, -3, 63, 5],
+    np.bool_: [True, False, True, True, False, False, True, False, True, False, True, False],
+}
+
+
+def _elementwise_graph(dtype):
+    """One graph applying every elementwise primitive NumPy has a `dtype` loop for."""
+    from jitc.ir import Graph
+
+    g = Graph(f"all_{np.dtype(dtype).name}")
+    a = g.add_parameter((12,), dtype)
+    b = g.add_parameter((12,), dtype)
+    names = []
+    for op in sorted(ops.UNARY | ops.PREDICATES | ops.BINARY | ops.COMPARE):
+        n = 1 if op in ops.UNARY | ops.PREDICATES else 2
+        try:
+            loop = getattr(np, op).resolve_dtypes((np.dtype(dtype),) * n + (None,))
+        except TypeError:
+            continue
+        if loop[:n] != (np.dtype(dtype),) * n:
+            continue
+        if op == "power" and np.dtype(dtype).kind == "i":
+            continue  # NumPy raises for the negative exponents among the inputs
+        g.outputs.append(g.add(op, [a, b][:n], {}, (12,), loop[n]))
+        names.append(op)
+    return g, names
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_every_elementwise_primitive_matches_numpy_on_special_values(dtype):
+    from jitc.backends.cpu.executable import CpuExecutable
+    from jitc.backends.reference.interpreter import evaluate
+
+    g, names = _elementwise_graph(dtype)
+    a = np.array(_SPECIAL[dtype], dtype=dtype)
+    b = np.roll(a, 3)
+    got = CpuExecutable(g)(a, b)
+    want = evaluate(g, [a, b])
+    for name, x, y in zip(names, got, want):
+        assert x.dtype == y.dtype, name
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=4e-6 if x.dtype == np.float32 else 1e-13,
+                                       atol=0, equal_nan=True, err_msg=name)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+def test_results_match_numpy_and_the_source_is_kept():
+    f = jitc.jit(_softmax_layer, backend="cpu")
+    args = _inputs()
+    np.testing.assert_allclose(f(*args), _softmax_layer(*args), rtol=2e-5, atol=1e-7)
+    compiled = f.lower(*args).compile()
+    assert "def driver(" in compiled.executable.source
+
+
+def test_eight_threads_calling_one_compiled_function():
+    f = jitc.jit(_softmax_layer, backend="cpu")
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((64, 32), dtype=np.float32)
+    b = rng.standard_normal(32, dtype=np.float32)
+    xs = [rng.standard_normal((16, 64), dtype=np.float32) for _ in range(8)]
+    f(xs[0], W, b)  # compile once up front; the threads then share it
+    results = [None] * 8
+
+    def work(i):
+        for _ in range(20):
+            results[i] = f(xs[i], W, b)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for x, r in zip(xs, results):
+        np.testing.assert_allclose(r, _softmax_layer(x, W, b), rtol=2e-5, atol=1e-7)
+
+
+_SCRIPT = textwrap.dedent("""
+    import numpy as np, jitc
+    def f(x):
+        return np.tanh(x * 0.5) + x.sum(axis=-1, keepdims=True)
+    x = np.linspace(-3, 3, 48, dtype=np.float32).reshape(4, 12)
+    got = jitc.jit(f, backend="cpu")(x)
+    np.testing.assert_allclose(got, f(x), rtol=2e-5, atol=1e-6)
+    print("ok")
+""")
+
+
+def _run(cache_dir):
+    env = dict(os.environ, JITC_CACHE_DIR=str(cache_dir))
+    return subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_corrupted_cache_entry_is_rebuilt(tmp_path):
+    cache = tmp_path / "cache"
+    assert _run(cache).stdout.strip() == "ok"
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    assert entries, "the first process left nothing in the cache"
+    for p in entries:  # truncate or scramble everything it wrote
+        data = p.read_bytes()
+        p.write_bytes(data[: len(data) // 3] + b"\x00garbage")
+    second = _run(cache)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "ok"
+
+
+def test_the_cache_directory_is_private_and_a_shared_one_is_refused(tmp_path):
+    cache = tmp_path / "fresh"
+    assert _run(cache).stdout.strip() == "ok"
+    assert (cache.stat().st_mode & 0o777) == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    result = _run(shared)
+    assert result.returncode != 0
+    assert "other users can write" in result.stderr
+
+
+def test_jitc_dump_writes_the_generated_source(tmp_path):
+    env = dict(os.environ, JITC_DUMP=str(tmp_path / "dump"),
+               JITC_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    dumped = list((tmp_path / "dump").glob("*.cpu.py"))
+    assert dumped and "def driver(" in dumped[0].read_text()
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_new_batch_sizes_give_numpy_results(batch):
+    f = jitc.jit(_softmax_layer, backend="cpu")
+    args = _inputs(batch)
+    np.testing.assert_allclose(f(*args), _softmax_layer(*args), rtol=2e-5, atol=1e-7)
