@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from jitc.backends.cpu.dot import dot_lines
-from jitc.backends.cpu.loops import LoopKernel
+from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
 
 from jitc.ir import Graph, Node
@@ -31,7 +31,8 @@ globals().update(_vg())
 @dataclass
 class ModuleSource:
     source: str
-    constants: list  # arrays passed to the driver before the parameters
+    constants: list  # arrays passed to the driver after the sizes, before the parameters
+    sizes: list  # the run-time extents the source reads as n[k]
     n_outputs: int
     kernels: list = field(default_factory=list)  # kernel names, in call order
 
@@ -57,11 +58,6 @@ def _decorator(parallel):
     return f"@njit(nogil=True, error_model='numpy', fastmath={FASTMATH}, cache=True{par})"
 
 
-def _alloc(node_or_type):
-    shape, dtype = node_or_type
-    return f"np.empty({tuple(shape)}, {TYPE_NAMES[np.dtype(dtype)]})"
-
-
 class ModuleBuilder:
     def __init__(self, graph: Graph):
         self.graph = graph
@@ -70,14 +66,15 @@ class ModuleBuilder:
         self.driver: list[str] = []
         self.names: dict = {}
         self.constants: list = []
+        self.sz = Sizes()
 
     def _add_loop_kernel(self, body: Graph, args_for_inputs, outputs: list[str]):
         """Generate a loop kernel for `body`; args_for_inputs maps body nodes to driver names."""
         name = f"k{len(self.kernels)}"
-        ks = LoopKernel(body, name).generate()
+        ks = LoopKernel(body, name, self.sz).generate()
         self.kernels.append(_decorator(ks.parallel) + "\n" + ks.source)
         self.kernel_names.append(name)
-        args = [args_for_inputs(n) for n in ks.inputs] + outputs
+        args = [args_for_inputs(n) for n in ks.inputs] + outputs + ["n"]
         self.driver.append(f"{name}({', '.join(args)})")
 
     def _const_name(self, value: np.ndarray) -> str:
@@ -110,13 +107,13 @@ class ModuleBuilder:
                 self.driver.append(f"{var} = {self.names[n.operands[0]]}[{n.attrs['index']}]")
             elif n.op == "reshape":
                 self.driver.append(f"{var} = np.ascontiguousarray({self.names[n.operands[0]]})"
-                                   f".reshape({n.shape})")
+                                   f".reshape({self._shape(n.shape)})")
             elif n.op == "fusion":
                 self._fusion(n, var)
             elif n.op == "dot_general":
                 self._dot(n, var, None)
             else:
-                self.driver.append(f"{var} = {_alloc((n.shape, n.dtype))}")
+                self.driver.append(f"{var} = {self._alloc(n.shape, n.dtype)}")
                 body, sources = _single_op_body(n)
                 self._add_loop_kernel(body, self._inputs(sources), [var])
         outs = []
@@ -128,20 +125,27 @@ class ModuleBuilder:
         params = [f"p{i}" for i in range(len(g.params))]
         consts = [f"c{i}" for i in range(len(self.constants))]
         driver = ["@njit(nogil=True, cache=True)",
-                  f"def driver({', '.join(consts + params)}):"]
+                  f"def driver({', '.join(['n'] + consts + params)}):"]
         driver += ["    " + line for line in self.driver]
         driver.append(f"    return {outs[0]}" if len(outs) == 1 else
                       f"    return ({', '.join(outs)})")
         source = HEADER + "\n\n" + "\n\n".join(self.kernels) + "\n\n" + "\n".join(driver) + "\n"
-        return ModuleSource(source, list(self.constants), len(outs), list(self.kernel_names))
+        return ModuleSource(source, list(self.constants), self.sz.values, len(outs),
+                            list(self.kernel_names))
+
+    def _shape(self, shape) -> str:
+        return "(" + "".join(f"{self.sz(d)}, " for d in shape) + ")"
+
+    def _alloc(self, shape, dtype) -> str:
+        return f"np.empty({self._shape(shape)}, {TYPE_NAMES[np.dtype(dtype)]})"
 
     def _outputs_of(self, n: Node, var: str) -> list[str]:
         if n.tuple_types is None:
-            self.driver.append(f"{var} = {_alloc((n.shape, n.dtype))}")
+            self.driver.append(f"{var} = {self._alloc(n.shape, n.dtype)}")
             return [var]
         names = []
         for k, t in enumerate(n.tuple_types):
-            self.driver.append(f"{var}_{k} = {_alloc(t)}")
+            self.driver.append(f"{var}_{k} = {self._alloc(*t)}")
             names.append(f"{var}_{k}")
         self.driver.append(f"{var} = ({', '.join(names)}{',' if len(names) == 1 else ''})")
         return names
@@ -157,15 +161,15 @@ class ModuleBuilder:
 
     def _dot(self, n: Node, var: str, out: str | None):
         name = f"k{len(self.kernels)}"
-        lines = dot_lines(n, "a", "b", "out")
-        src = f"def {name}(a, b, out):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+        lines = dot_lines(n, "a", "b", "out", self.sz)
+        src = f"def {name}(a, b, out, n):\n" + "\n".join("    " + ln for ln in lines) + "\n"
         self.kernels.append(_decorator(False) + "\n" + src)
         self.kernel_names.append(name)
         if out is None:
-            self.driver.append(f"{var} = {_alloc((n.shape, n.dtype))}")
+            self.driver.append(f"{var} = {self._alloc(n.shape, n.dtype)}")
             out = var
         lhs, rhs = (self.names[o] for o in n.operands)
-        self.driver.append(f"{name}({lhs}, {rhs}, {out})")
+        self.driver.append(f"{name}({lhs}, {rhs}, {out}, n)")
 
     def _dot_fusion(self, n: Node, var: str, dots: list[Node]):
         """Run each dot of the body, then the rest of the body as an epilogue kernel."""
@@ -185,7 +189,7 @@ class ModuleBuilder:
         for m in body.nodes:
             if m.op == "dot_general":
                 tmp = f"{var}_dot{len(local)}"
-                self.driver.append(f"{tmp} = {_alloc((m.shape, m.dtype))}")
+                self.driver.append(f"{tmp} = {self._alloc(m.shape, m.dtype)}")
                 local[m] = tmp
                 self._dot_into(m, [name_of(o) for o in m.operands], tmp)
                 mapping[m] = epilogue.add_parameter(m.shape, m.dtype)
@@ -206,11 +210,11 @@ class ModuleBuilder:
 
     def _dot_into(self, m: Node, operand_names: list[str], out: str):
         name = f"k{len(self.kernels)}"
-        lines = dot_lines(m, "a", "b", "out")
-        src = f"def {name}(a, b, out):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+        lines = dot_lines(m, "a", "b", "out", self.sz)
+        src = f"def {name}(a, b, out, n):\n" + "\n".join("    " + ln for ln in lines) + "\n"
         self.kernels.append(_decorator(False) + "\n" + src)
         self.kernel_names.append(name)
-        self.driver.append(f"{name}({', '.join(operand_names)}, {out})")
+        self.driver.append(f"{name}({', '.join(operand_names)}, {out}, n)")
 
 
 def build_module(graph: Graph) -> ModuleSource:

@@ -17,7 +17,7 @@ def _prod(xs):
     return int(np.prod(list(xs), dtype=np.int64))
 
 
-def dot_lines(node: Node, lhs: str, rhs: str, out: str) -> list[str]:
+def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz) -> list[str]:
     """Statements computing `out` (C-contiguous, node.shape) = dot_general(lhs, rhs)."""
     l, r = node.operands
     a = node.attrs
@@ -26,17 +26,19 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str) -> list[str]:
     lf, rf = dot_free_dims(l.ndim, lc, lb), dot_free_dims(r.ndim, rc, rb)
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
+    use_blas = node.dtype.kind == "f" and B * M * N * K >= BLAS_MIN_FLOPS and M * N * K > 0
+    B, M, K, N = sz(B), sz(M), sz(K), sz(N)
     lines = []
 
     def arrange(name, perm, shape, ndim):
+        shape = f"({', '.join(shape)})"
         if perm == list(range(ndim)):
             return f"np.ascontiguousarray({name}).reshape({shape})"
         return f"np.ascontiguousarray({name}.transpose({tuple(perm)})).reshape({shape})"
 
     lines.append(f"a3 = {arrange(lhs, lb + lf + lc, (B, M, K), l.ndim)}")
     lines.append(f"b3 = {arrange(rhs, rb + rc + rf, (B, K, N), r.ndim)}")
-    lines.append(f"o3 = {out}.reshape({(B, M, N)})")
-    use_blas = node.dtype.kind == "f" and B * M * N * K >= BLAS_MIN_FLOPS and M * N * K > 0
+    lines.append(f"o3 = {out}.reshape(({B}, {M}, {N}))")
     if use_blas:
         lines.append(f"for bi in range({B}):")
         lines.append("    np.dot(a3[bi], b3[bi], o3[bi])")
@@ -45,21 +47,16 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str) -> list[str]:
     zero = "False" if node.dtype.kind == "b" else f"{t}(0)"
     lines += [
         f"for bi in range({B}):",
-        f"    for m in range({M}):",
-        f"        for n in range({N}):",
-        f"            o3[bi, m, n] = {zero}",
-        f"        for k in range({K}):",
-        "            av = a3[bi, m, k]",
-        f"            for n in range({N}):",
+        f"    for mi in range({M}):",
+        f"        for ni in range({N}):",
+        f"            o3[bi, mi, ni] = {zero}",
+        f"        for ki in range({K}):",
+        "            av = a3[bi, mi, ki]",
+        f"            for ni in range({N}):",
     ]
     if node.dtype.kind == "b":
-        lines.append("                o3[bi, m, n] = o3[bi, m, n] or (av and b3[bi, k, n])")
+        lines.append("                o3[bi, mi, ni] = o3[bi, mi, ni] or (av and b3[bi, ki, ni])")
     else:
-        lines.append(f"                o3[bi, m, n] = {t}(o3[bi, m, n] + av * b3[bi, k, n])")
+        lines.append(f"                o3[bi, mi, ni] = {t}(o3[bi, mi, ni] + av * b3[bi, ki, ni])")
     return lines
 
-
-def uses_blas(node: Node) -> bool:
-    l, r = node.operands
-    flops = _prod(node.shape) * _prod(l.shape[d] for d in node.attrs["lhs_contracting"])
-    return node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.codegen import build_module
 
@@ -17,6 +18,7 @@ class CpuExecutable:
         module_source = build_module(graph)
         self.source = module_source.source
         self.constants = tuple(module_source.constants)
+        self.sizes = np.array(module_source.sizes or [0], dtype=np.int64)
         if config.DUMP_DIR:
             import os
 
@@ -27,8 +29,7 @@ class CpuExecutable:
         self.driver = self.module.driver
 
         # run(*arrays): the driver with the constants bound; numba checks types and layouts.
-        self._driver_call = functools.partial(self.driver, *self.constants) if self.constants \
-            else self.driver
+        self._driver_call = functools.partial(self.driver, self.sizes, *self.constants)
         self.run = self._first_run
         self.single_output = module_source.n_outputs == 1
 

@@ -80,10 +80,23 @@ class _Writer:
         return f"{prefix}{self.counter}"
 
 
+class Sizes:
+    """Shape-derived integers become slots of the run-time array `n`, so two specializations
+    that differ only in extents generate the same source and share compiled code."""
+
+    def __init__(self):
+        self.values: list[int] = []
+
+    def __call__(self, value) -> str:
+        self.values.append(int(value))
+        return f"n[{len(self.values) - 1}]"
+
+
 class LoopKernel:
-    def __init__(self, body: Graph, name: str):
+    def __init__(self, body: Graph, name: str, sizes: Sizes):
         self.body = body
         self.name = name
+        self.sz = sizes
         self.w = _Writer()
         self.arg_names: dict[Node, str] = {}
         self.inputs: list[Node] = []
@@ -206,14 +219,14 @@ class LoopKernel:
         terms, stride = [], 1
         for i, d in reversed(list(zip(idx, dst))):
             if d != 1:
-                terms.append(i if stride == 1 else f"{i} * {stride}")
+                terms.append(i if stride == 1 else f"{i} * {self.sz(stride)}")
             stride *= d
         w.line(f"{flat} = {' + '.join(terms) or '0'}")
         out = []
         stride = int(np.prod(src, dtype=np.int64))
         for d in src:
             stride //= d
-            out.append("0" if d == 1 else f"(({flat} // {stride}) % {d})")
+            out.append("0" if d == 1 else f"(({flat} // {self.sz(stride)}) % {self.sz(d)})")
         return tuple(out)
 
     def _concatenate(self, n, idx, memo):
@@ -223,13 +236,13 @@ class LoopKernel:
         offset = 0
         for k, o in enumerate(n.operands):
             hi = offset + o.shape[dim]
-            cond = f"{idx[dim]} < {hi}"
+            cond = f"{idx[dim]} < {self.sz(hi)}"
             w.line(("if " if k == 0 else "elif " if k < len(n.operands) - 1 else "else")
                    + (f"{cond}:" if k < len(n.operands) - 1 else ":"))
             w.depth += 1
             sub = list(idx)
             if offset:
-                sub[dim] = f"({idx[dim]} - {offset})"
+                sub[dim] = f"({idx[dim]} - {self.sz(offset)})"
             w.line(f"{var} = {self.value(o, tuple(sub), dict())}")
             w.depth -= 1
             offset = hi
@@ -241,20 +254,19 @@ class LoopKernel:
         axis = n.attrs["axis"]
         k = w.fresh("k")
         raw = self.value(ind, idx[axis:axis + ind.ndim], memo)
-        size = x.shape[axis]
+        size = self.sz(x.shape[axis])
         w.line(f"{k} = np.int64({raw})")
         w.line(f"if {k} < 0:")
         w.line(f"    {k} += {size}")
         w.line(f"if {k} < 0 or {k} >= {size}:")
-        w.line(f"    raise IndexError('gather index out of bounds for axis {axis} with size "
-               f"{size}')")
+        w.line(f"    raise IndexError('gather index out of bounds for axis {axis}')")
         sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
         return self.value(x, sub, memo)
 
     def _inner_flat(self):
         terms, stride = [], 1
         for d in reversed(self.inner):
-            terms.append(self.index[d] if stride == 1 else f"{self.index[d]} * {stride}")
+            terms.append(self.index[d] if stride == 1 else f"{self.index[d]} * {self.sz(stride)}")
             stride *= self.shape[d]
         return " + ".join(reversed(terms)) or "0"
 
@@ -310,27 +322,27 @@ class LoopKernel:
         rng = "prange" if self.parallel else "range"
 
         if split_inner:  # one long 1-d loop: split it into chunks across threads
-            n = self.shape[0]
-            chunks = max(1, min(n // 4096, 64))
-            w.line(f"for c in {rng}({chunks}):")
+            n = self.sz(self.shape[0])
+            w.line(f"chunks = max(1, min({n} // 4096, 64))")
+            w.line(f"for c in {rng}(chunks):")
             w.depth += 1
-            w.line(f"for i0 in range(c * {n} // {chunks}, (c + 1) * {n} // {chunks}):")
+            w.line(f"for i0 in range(c * {n} // chunks, (c + 1) * {n} // chunks):")
             w.depth += 1
         else:
-            chunks = 1
-            if self.parallel and n_outer > 1:
-                chunks = min(n_outer, 64)
-            w.line(f"for c in {rng}({chunks}):")
+            outer = self.sz(n_outer)
+            w.line(f"chunks = min({outer}, 64)" if self.parallel else "chunks = 1")
+            w.line(f"for c in {rng}(chunks):")
             w.depth += 1
             for scr, node in ((s, n) for n, s in self.scratch.items()):
-                w.line(f"{scr} = np.empty({inner_size}, {TYPE_NAMES[node.dtype]})")
-            w.line(f"for o in range(c * {n_outer} // {chunks}, (c + 1) * {n_outer} // {chunks}):")
+                w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
+            w.line(f"for o in range(c * {outer} // chunks, (c + 1) * {outer} // chunks):")
             w.depth += 1
             rem = "o"
             for k, d in enumerate(self.outer):
                 size = int(np.prod([self.shape[e] for e in self.outer[k + 1:]], dtype=np.int64))
-                w.line(f"i{d} = ({rem} // {size}) % {self.shape[d]}" if size > 1 else
-                       f"i{d} = {rem} % {self.shape[d]}")
+                extent = self.sz(self.shape[d])
+                w.line(f"i{d} = ({rem} // {self.sz(size)}) % {extent}" if k + 1 < len(self.outer)
+                       else f"i{d} = {rem} % {extent}")
         for s in range(final + 1):
             ready = [r for r, rs in stages.items() if rs == s]
             for r in ready:
@@ -347,7 +359,7 @@ class LoopKernel:
             depth = w.depth
             if not split_inner:
                 for d in self.inner:
-                    w.line(f"for i{d} in range({self.shape[d]}):")
+                    w.line(f"for i{d} in range({self.sz(self.shape[d])}):")
                     w.depth += 1
             memo: dict = {}
             for r in ready:
@@ -370,7 +382,7 @@ class LoopKernel:
                 v = self.value(o, idx, {})
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
         loop = w.lines[body_start:]
-        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs)
+        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs + ["n"])
         src = [f"def {self.name}({args}):"] + loop
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs),
                             list(body.outputs), self.parallel)
