@@ -32,7 +32,7 @@ def _expand(key, ndim):
             out.extend([slice(None)] * (ndim - consumed))
         else:
             out.append(k)
-    if Ellipsis not in key:
+    if not any(k is Ellipsis for k in key):
         out.extend([slice(None)] * (ndim - consumed))
     return out
 

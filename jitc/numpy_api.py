@@ -56,7 +56,8 @@ def find_ctx(values):
 
 
 def _is_pyscalar(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    """A Python int/float (weakly typed, NEP 50); np.float64 subclasses float but is strong."""
+    return type(x) in (int, float)
 
 
 def lift(ctx, x, dtype=None):

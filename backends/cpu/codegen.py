@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from jitc.backends.cpu.dot import dot_lines
 from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
-
 from jitc.ir import Graph, Node
 
 FASTMATH = '{"reassoc", "contract", "arcp", "afn"}'

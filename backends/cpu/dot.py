@@ -4,8 +4,8 @@ integer ones. Both bring the operands to (batch, rows, contract) x (batch, contr
 from __future__ import annotations
 
 import numpy as np
-from jitc.backends.cpu.lowering import TYPE_NAMES
 
+from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.ir import Node
 from jitc.primitives import dot_free_dims
 

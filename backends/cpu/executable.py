@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from jitc.backends.cpu.cache import load_module, seal
-from jitc.backends.cpu.codegen import build_module
 
 from jitc import config
+from jitc.backends.cpu.cache import load_module, seal
+from jitc.backends.cpu.codegen import build_module
 from jitc.ir import Graph
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 
 from jitc import ops
+from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 
@@ -169,6 +169,9 @@ class LoopKernel:
             return literal(n.attrs["value"][()], n.dtype)
         if op in ops.REDUCTIONS:
             want = tuple(self.index[d] for d in self.outer)
+            # a size-1 outer dim is indexed by 0 through broadcasts: the same row
+            idx = tuple(w if i == "0" and self.shape[d] == 1 else i
+                        for i, w, d in zip(idx, want, self.outer))
             if idx != want:
                 raise LayoutError(f"{op} result read at {idx}, not its row {want}")
             return self.acc[n]
