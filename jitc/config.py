@@ -5,4 +5,4 @@ import os
 DISABLE_JIT = os.environ.get("JITC_DISABLE_JIT", "") not in ("", "0")
 LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
-DEFAULT_BACKEND = "reference"
+DEFAULT_BACKEND = "cpu"

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jitc.backends.cpu.dot import dot_lines
+from jitc import ops
+from jitc.backends.cpu.dot import dot_lines, is_parallel
 from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.ir import Graph, Node
@@ -163,7 +164,7 @@ class ModuleBuilder:
         name = f"k{len(self.kernels)}"
         lines = dot_lines(n, "a", "b", "out", self.sz)
         src = f"def {name}(a, b, out, n):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        self.kernels.append(_decorator(False) + "\n" + src)
+        self.kernels.append(_decorator(is_parallel(n)) + "\n" + src)
         self.kernel_names.append(name)
         if out is None:
             self.driver.append(f"{var} = {self._alloc(n.shape, n.dtype)}")
@@ -172,47 +173,52 @@ class ModuleBuilder:
         self.driver.append(f"{name}({lhs}, {rhs}, {out}, n)")
 
     def _dot_fusion(self, n: Node, var: str, dots: list[Node]):
-        """Run each dot of the body, then the rest of the body as an epilogue kernel."""
+        """Run the body's dot, then the rest of the body as an epilogue kernel over its
+        output. When the epilogue only reads the dot elementwise and writes one result of
+        the dot's type, the dot writes into that result and the epilogue runs in place."""
         body = n.subgraph
-        local: dict[Node, str] = {}
+        (dot,) = dots
 
         def name_of(m):
-            if m in local:
-                return local[m]
             if m.op == "parameter":
                 return self.names[n.operands[m.attrs["index"]]]
             return self._const_name(m.attrs["value"])
 
+        outs = self._outputs_of(n, var)
+        users = body.users()
+        in_place = (len(outs) == 1 and body.outputs[0].shape == dot.shape
+                    and body.outputs[0].dtype == dot.dtype
+                    and all(u.op in ops.ELEMENTWISE or u.op in ops.REDUCTIONS
+                            for u in users[dot]))
+        if in_place:
+            target = outs[0]
+        else:
+            target = f"{var}_dot"
+            self.driver.append(f"{target} = {self._alloc(dot.shape, dot.dtype)}")
+        self._dot_into(dot, [name_of(o) for o in dot.operands], target)
+
         epilogue = Graph(body.name + "_epilogue")
         mapping: dict[Node, Node] = {}
-        epi_inputs: list[str] = []
+        inputs: list[str] = []
         for m in body.nodes:
-            if m.op == "dot_general":
-                tmp = f"{var}_dot{len(local)}"
-                self.driver.append(f"{tmp} = {self._alloc(m.shape, m.dtype)}")
-                local[m] = tmp
-                self._dot_into(m, [name_of(o) for o in m.operands], tmp)
+            if m is dot or m.op == "parameter" or (m.op == "constant" and m.shape != ()):
                 mapping[m] = epilogue.add_parameter(m.shape, m.dtype)
-                epi_inputs.append(tmp)
-            elif m.op == "parameter" or (m.op == "constant" and m.shape != ()):
-                mapping[m] = epilogue.add_parameter(m.shape, m.dtype)
-                epi_inputs.append(name_of(m))
+                inputs.append(target if m is dot else name_of(m))
             else:
-                mapping[m] = epilogue.add(m.op, [mapping[o] for o in m.operands], dict(m.attrs),
-                                          m.shape, m.dtype, m.loc, m.subgraph, m.tuple_types)
+                mapping[m] = epilogue.add(m.op, [mapping[o] for o in m.operands], m.attrs,
+                                          m.shape, m.dtype, m.loc)
         epilogue.outputs = [mapping[o] for o in body.outputs]
-        outs = self._outputs_of(n, var)
-        if all(o.op == "parameter" for o in epilogue.outputs):  # the dot is the whole fusion
-            for k, o in enumerate(epilogue.outputs):
-                self.driver.append(f"{outs[k]}[...] = {epi_inputs[o.attrs['index']]}")
+        if body.outputs == [dot]:  # a bare dot wrapped in a fusion
+            if not in_place:
+                self.driver.append(f"{outs[0]}[...] = {target}")
             return
-        self._add_loop_kernel(epilogue, lambda m: epi_inputs[m.attrs["index"]], outs)
+        self._add_loop_kernel(epilogue, lambda m: inputs[m.attrs["index"]], outs)
 
     def _dot_into(self, m: Node, operand_names: list[str], out: str):
         name = f"k{len(self.kernels)}"
         lines = dot_lines(m, "a", "b", "out", self.sz)
         src = f"def {name}(a, b, out, n):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        self.kernels.append(_decorator(False) + "\n" + src)
+        self.kernels.append(_decorator(is_parallel(m)) + "\n" + src)
         self.kernel_names.append(name)
         self.driver.append(f"{name}({', '.join(operand_names)}, {out}, n)")
 

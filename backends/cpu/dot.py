@@ -11,6 +11,18 @@ from jitc.primitives import dot_free_dims
 
 # Below this many multiply-adds, generated loops beat a BLAS call's fixed cost.
 BLAS_MIN_FLOPS = 1 << 15
+# Above this many multiply-adds (and with enough rows), row blocks run on numba's threads.
+PARALLEL_MIN_FLOPS = 1 << 22
+PARALLEL_MIN_ROWS = 8
+
+
+def is_parallel(node: Node) -> bool:
+    l, _ = node.operands
+    a = node.attrs
+    lf = dot_free_dims(l.ndim, a["lhs_contracting"], a["lhs_batch"])
+    flops = _prod(node.shape) * _prod(l.shape[d] for d in a["lhs_contracting"])
+    return (node.dtype.kind == "f" and flops >= PARALLEL_MIN_FLOPS
+            and _prod(l.shape[d] for d in lf) >= PARALLEL_MIN_ROWS)
 
 
 def _prod(xs):
@@ -27,6 +39,7 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz) -> list[str]:
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     use_blas = node.dtype.kind == "f" and B * M * N * K >= BLAS_MIN_FLOPS and M * N * K > 0
+    rows = M if B * M * N * K >= PARALLEL_MIN_FLOPS else 0
     B, M, K, N = sz(B), sz(M), sz(K), sz(N)
     lines = []
 
@@ -39,6 +52,16 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz) -> list[str]:
     lines.append(f"a3 = {arrange(lhs, lb + lf + lc, (B, M, K), l.ndim)}")
     lines.append(f"b3 = {arrange(rhs, rb + rc + rf, (B, K, N), r.ndim)}")
     lines.append(f"o3 = {out}.reshape(({B}, {M}, {N}))")
+    if use_blas and rows >= PARALLEL_MIN_ROWS:  # row blocks across numba's threads
+        lines += [
+            f"chunks = min({M}, 16)",
+            "for c in prange(chunks):",
+            f"    lo = c * {M} // chunks",
+            f"    hi = (c + 1) * {M} // chunks",
+            f"    for bi in range({B}):",
+            "        np.dot(a3[bi, lo:hi], b3[bi], o3[bi, lo:hi])",
+        ]
+        return lines
     if use_blas:
         lines.append(f"for bi in range({B}):")
         lines.append("    np.dot(a3[bi], b3[bi], o3[bi])")

@@ -9,11 +9,13 @@ import numpy as np
 from jitc import config
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.codegen import build_module
+from jitc.backends.cpu.threads import single_threaded_scipy_blas
 from jitc.ir import Graph
 
 
 class CpuExecutable:
     def __init__(self, graph: Graph):
+        single_threaded_scipy_blas()
         self.graph = graph
         module_source = build_module(graph)
         self.source = module_source.source
