@@ -1,39 +1,41 @@
 """Graph optimization: simplification passes, then XLA-style fusion.
 
-PASSES is the pipeline, a plain list of named passes. `optimize` runs it on a copy of the
-traced graph; with verify=True (or JITC_VERIFY=1) the verifier runs after every pass, and
-with JITC_DUMP=DIR the IR after every pass is written to DIR/NAME.NN-PASS.txt.
+PASSES is the pipeline, a plain list of named passes (fusion/pipeline.py runs it):
+
+    cse -> fold -> algebra -> cse -> dce -> fuse -> multi
+
+`optimize(graph)` runs it on a copy; with verify=True (or JITC_VERIFY=1) the verifier and
+the fusion contract (fusion/contract.py) run after every pass; JITC_DUMP=DIR writes the IR
+after every pass, named by pass. `plan_buffers` (fusion/buffers.py) places the intermediates
+of an optimized graph in one arena; `fusion_report` explains every boundary left.
 """
 
 from __future__ import annotations
 
-import os
-
-from jitc import config
-from jitc.fusion.fuse import fuse
+from jitc.fusion import algebra, cse, dce, fold, fuse, multi
+from jitc.fusion.buffers import BufferPlan, plan_buffers
+from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
-from jitc.fusion.simplify import cse, simplify
 from jitc.ir import Graph
 
-PASSES = [("simplify", simplify), ("cse", cse), ("fuse", fuse)]
+SIMPLIFY = [
+    Pass("cse", cse.cse),
+    Pass("fold", fold.fold),
+    Pass("algebra", algebra.algebra),
+    Pass("cse", cse.cse),
+    Pass("dce", dce.dce),
+]
+FUSE = [
+    Pass("fuse", fuse.fuse),
+    Pass("multi", multi.multi_output),
+]
+PASSES = SIMPLIFY + FUSE
 
-_VERIFY = os.environ.get("JITC_VERIFY", "") not in ("", "0")
 
-
-def optimize(graph: Graph, *, verify: bool = False) -> Graph:
+def optimize(graph: Graph, *, verify: bool = False, passes=None, timings=None) -> Graph:
     """The optimized copy of `graph` that every backend compiles."""
-    from jitc.verify import verify as check
-
-    g = graph.copy()
-    for i, (name, run) in enumerate(PASSES):
-        g = run(g)
-        if verify or _VERIFY:
-            check(g)
-        if config.DUMP_DIR:
-            os.makedirs(config.DUMP_DIR, exist_ok=True)
-            with open(os.path.join(config.DUMP_DIR, f"{g.name}.{i:02d}-{name}.txt"), "w") as f:
-                f.write(str(g))
-    return g
+    return run_passes(graph, PASSES if passes is None else passes, verify=verify,
+                      timings=timings)
 
 
-__all__ = ["optimize", "fusion_report", "PASSES"]
+__all__ = ["optimize", "fusion_report", "plan_buffers", "BufferPlan", "PASSES", "Pass"]

@@ -1,217 +1,408 @@
-"""XLA-style fusion: group producers into their consumers, then wrap each group in a fusion
-node holding the group as a nested graph.
+"""Vertical fusion: producers join the fusion of their consumers (XLA's instruction fusion).
 
-Nodes are visited consumers-first. A node joins the one group that reads it when the group
-stays legal (see `legal`); a cheap node read by several groups is copied into each of them;
-an expensive node (transcendental, reduction, dot) read by several groups is materialized
-once, never recomputed. A dot joins its consumers' group as a dot epilogue.
+Nodes are visited consumers first (reverse topological order). Each node either
+
+- joins the one group that reads it, when the group stays within the contract
+  (fusion/contract.py; checked incrementally with the access signatures of access.py);
+- is copied into every group that reads it, when it is cheap and the byte cost model
+  (cost.py) prefers recomputing it to materializing it;
+- or is materialized: it becomes the root (output) of a new group, which its own producers
+  may then join. Graph outputs, expensive ops read by several groups (never computed
+  twice), dot operands, and nodes the contract keeps out are materialized.
+
+A dot joins the group of its consumers as a dot epilogue; a reduce joins the elementwise
+consumers of its rows (and its producers join it), which gives softmax and layernorm as one
+reduction fusion each. Every finished group is checked against the full contract; a group
+that fails (a row read of an expensive op whose reduce never joined, say) has its culprit
+materialized and fusion runs again.
+
+Each materialized boundary gets a note (why the producer stayed out of that consumer), which
+`fusion_report` prints.
 """
 
 from __future__ import annotations
 
+import heapq
+
 from jitc import ops
+from jitc.fusion import cost
+from jitc.fusion.access import IDENT, extend, is_row
+from jitc.fusion.contract import (
+    BODY_OPS,
+    ContractError,
+    Space,
+    check_region,
+    node_rule,
+    reduce_axes,
+    signatures,
+)
+from jitc.fusion.rewrite import numel
 from jitc.ir import Graph, Node
 
-FUSIBLE = ops.ELEMENTWISE | ops.REDUCTIONS | {
-    "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "gather", "iota"}
-CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {"broadcast_in_dim", "reshape", "transpose",
-                                             "slice", "iota", "constant"}
-OUTSIDE = "outside"
+CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {
+    "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}
+MAX_SIGNATURES = 16
+MAX_ROUNDS = 6
 
 
-def _is_scalar_constant(n: Node) -> bool:
+def is_scalar_constant(n: Node) -> bool:
     return n.op == "constant" and n.shape == ()
 
 
 class Group:
-    __slots__ = ("members", "has_dot", "has_reduce", "shape")
+    """A set of nodes that will become one fusion (or stay a single op)."""
 
-    def __init__(self, node: Node):
-        self.members: list[Node] = [node]
-        self.has_dot = node.op == "dot_general"
-        self.has_reduce = node.op in ops.REDUCTIONS
-        self.shape = node.shape
+    __slots__ = ("root", "members", "member_set", "space", "sigs", "has_dot", "forbidden",
+                 "reads", "pending", "sealed")
+
+    def __init__(self, root: Node, sealed: str = ""):
+        self.root = root
+        self.members = [root]  # consumers first
+        self.member_set = {root}
+        self.has_dot = root.op == "dot_general"
+        self.forbidden = set(root.operands) if self.has_dot else set()
+        self.reads = set(root.operands)
+        self.pending: set = set()
+        self.sealed = sealed  # why nothing may join this group ("" if anything may)
+        if root.op in ops.REDUCTIONS:
+            self.space = Space(root.operands[0].shape, reduce_axes(root))
+            if not self.space.reduces_something():
+                self.sealed = self.sealed or f"{root.op} over size-1 axes runs alone"
+        else:
+            self.space = Space(root.shape)
+        self.sigs = {root: {self.space.output_sig(root) or IDENT}}
+
+    @property
+    def kind(self) -> str:
+        if self.has_dot:
+            return "dot"
+        return "reduction" if self.space.reduced is not None else "loop"
+
+    def add(self, p: Node, sigs) -> None:
+        self.members.append(p)
+        self.member_set.add(p)
+        self.sigs[p] = sigs
+        self.reads.discard(p)
+        self.reads.update(p.operands)
+        if p.op == "dot_general":
+            self.has_dot = True
+            self.forbidden.update(p.operands)
+        if p.op in ops.EXPENSIVE and self.space.reduced is None and any(map(is_row, sigs)):
+            self.pending.add(p)
 
 
-def body_of(members, order) -> tuple[Graph, list[Node], list[Node]]:
-    """The nested graph of a group: (body, external operands in parameter order, outputs)."""
+def _zero_size(n: Node) -> bool:
+    return numel(n) == 0 or any(numel(o) == 0 for o in n.operands)
+
+
+class Fuser:
+    def __init__(self, graph: Graph, forced: set):
+        self.graph = graph
+        self.order = {n: i for i, n in enumerate(graph.nodes)}
+        self.uses: dict[Node, list] = {n: [] for n in graph.nodes}
+        for n in graph.nodes:
+            for k, o in enumerate(n.operands):
+                self.uses[o].append((n, k))
+        self.outputs = set(graph.outputs)
+        self.forced = forced
+        self.groups_of: dict[Node, list[Group]] = {}
+        self.home: dict[Node, Group] = {}  # materialized node -> the group it is the root of
+        self.notes: dict[tuple, str] = {}  # (producer, consumer group) -> why not fused
+
+    # -- joining
+    def try_join(self, g: Group, p: Node) -> str | None:
+        """Add p to g and return None, or return why p cannot join g."""
+        if g.sealed:
+            return g.sealed
+        if p in g.forbidden:
+            if p.op == "dot_general":
+                return "dot output feeds a second dot (a dot reads its operands from memory)"
+            return "a dot reads its operands from memory (library call)"
+        if p.op not in BODY_OPS and p.op != "dot_general":
+            return f"{p.op} is not fusible"
+        if _zero_size(p):
+            return "zero-size arrays are not fused"
+        sigs = set()
+        for u, k in self.uses[p]:
+            if u in g.member_set:
+                for s in g.sigs[u]:
+                    e = extend(s, u, k)
+                    if e is None:
+                        return f"{u.op} cannot read {p.op} inside one kernel"
+                    sigs.add(e)
+        if len(sigs) > MAX_SIGNATURES:
+            return f"{p.op} is read through too many index maps"
+        if p.op in ops.REDUCTIONS:
+            return self._join_reduce(g, p, sigs)
+        if p.op == "dot_general" and g.has_dot:
+            return "the consumer fusion already holds a dot (one dot per kernel)"
+        why = node_rule(p, sigs, g.space, tentative=True)
+        if why:
+            return why
+        g.add(p, sigs)
+        return None
+
+    def _join_reduce(self, g: Group, p: Node, sigs) -> str | None:
+        space = Space(p.operands[0].shape, reduce_axes(p))
+        if not space.reduces_something():
+            return "a reduction over size-1 axes runs alone"
+        if g.has_dot and (space.shape != g.space.shape or space.reduced != (len(space.shape) - 1,)):
+            return "a dot epilogue only reduces the dot's last axis"
+        if g.space.reduced is not None:
+            why = node_rule(p, sigs, g.space)
+            if why:
+                return why
+            g.add(p, sigs)
+            return None
+        if p.operands[0].shape == g.space.shape:  # consumers read its rows through broadcasts
+            why = node_rule(p, sigs, space)
+            if why:
+                return why
+            for n in g.pending:
+                why = node_rule(n, g.sigs[n], space)
+                if why:
+                    return why
+            g.space = space
+            g.pending.clear()
+            g.add(p, sigs)
+            return None
+        # The group so far computes row values of p: rebase it on p's iteration space.
+        members = sorted(g.member_set | {p}, key=self.order.__getitem__)
+        try:
+            new_sigs = signatures(members, set(members), [g.root], space)
+            for n in members:
+                if n.op != "constant":
+                    why = node_rule(n, new_sigs[n], space)
+                    if why:
+                        return why
+        except ContractError as e:
+            return str(e)
+        g.space = space
+        g.pending.clear()
+        g.add(p, new_sigs[p])
+        g.sigs = {n: new_sigs[n] for n in g.member_set}
+        return None
+
+    # -- the walk
+    def run(self) -> None:
+        for n in reversed(self.graph.nodes):
+            if n.op == "parameter" or n.op == "constant":
+                continue
+            if n.op in ("fusion", "get"):
+                self._materialize(n, [], sealed=f"{n.op} is fused already")
+                continue
+            readers = []
+            for u, _ in self.uses[n]:
+                for g in self.groups_of.get(u, ()):
+                    if g not in readers:
+                        readers.append(g)
+            why = self._must_materialize(n)
+            if why is None and len(readers) == 1:
+                why = self.try_join(readers[0], n)
+                if why is None:
+                    self.groups_of[n] = [readers[0]]
+                    continue
+                self._materialize(n, readers, reasons={readers[0]: why})
+                continue
+            if why is None and readers:
+                why = self._join_several(n, readers)
+                if why is None:
+                    continue
+            if isinstance(why, dict):
+                self._materialize(n, readers, reasons=why)
+            else:
+                self._materialize(n, readers, reason=why or "nothing reads it")
+
+    def _must_materialize(self, n: Node) -> str | None:
+        if n in self.outputs:
+            return "it is a result of the function (written to memory anyway)"
+        if n in self.forced:
+            return self.forced[n]
+        if n.op not in BODY_OPS and n.op != "dot_general":
+            return f"{n.op} is not fusible"
+        return None
+
+    def _join_several(self, n: Node, readers):
+        """Copy a cheap n into each reader, or say why not (a reason, or one per reader)."""
+        k = len(readers)
+        if n.op not in CHEAP:
+            what = "the reduction" if n.op in ops.REDUCTIONS else (
+                "the dot" if n.op == "dot_general" else f"{n.op} (expensive)")
+            return f"{k} kernels read it; fusing {what} into each would compute it {k} times"
+        if not cost.should_recompute(n, [g.reads for g in readers]):
+            return (f"cost model: recomputing {n.op} in {k} kernels reads "
+                    f"{cost.recompute_bytes(n, [g.reads for g in readers])} bytes, "
+                    f"materializing it {cost.materialize_bytes(n, k)}")
+        # Every reader must take it: a partial copy would still materialize n.
+        reasons = {}
+        for g in readers:
+            why = self._probe(g, n)
+            if why:
+                reasons[g] = why
+        if reasons:
+            return reasons
+        for g in readers:
+            why = self.try_join(g, n)
+            assert why is None, why
+        self.groups_of[n] = list(readers)
+        return None
+
+    def _probe(self, g: Group, n: Node) -> str | None:
+        """Would n join g? (try_join on a scratch copy of g's state)."""
+        saved = (list(g.members), set(g.member_set), g.space, dict(g.sigs), g.has_dot,
+                 set(g.forbidden), set(g.reads), set(g.pending))
+        why = self.try_join(g, n)
+        (g.members, g.member_set, g.space, g.sigs, g.has_dot, g.forbidden, g.reads,
+         g.pending) = saved
+        return why
+
+    def _materialize(self, n: Node, readers, reason: str = "", reasons=None, sealed=""):
+        if not sealed and _zero_size(n):
+            sealed = "zero-size arrays are not fused"
+        elif not sealed and n.op not in BODY_OPS | {"dot_general"}:
+            sealed = f"{n.op} is not fusible"
+        g = Group(n, sealed=sealed)
+        self.home[n] = g
+        self.groups_of[n] = [g]
+        reasons = reasons or {}
+        first = next(iter(reasons.values()), "")
+        for r in readers:
+            self.notes[(n, r)] = reasons.get(r) or reason or (
+                f"materialized for another reader ({first}), so this one reads it too")
+
+    # -- checking
+    def check(self) -> dict:
+        """Culprits of groups that break the full contract: {node: reason}."""
+        bad = {}
+        for g in self.groups():
+            if len(g.members) == 1:
+                continue
+            members = sorted(g.member_set, key=self.order.__getitem__)
+            try:
+                check_region(members, g.member_set, [g.root], g.kind, body=False)
+            except ContractError as e:
+                culprit = e.node if e.node is not None and e.node is not g.root else None
+                if culprit is None:  # blame the last producer that joined
+                    culprit = g.members[-1]
+                bad[culprit] = str(e)
+        return bad
+
+    def groups(self) -> list[Group]:
+        return list(self.home.values())
+
+
+def group_nodes(graph: Graph):
+    """Run the fuser until every group obeys the contract; returns the Fuser."""
+    forced: dict = {}
+    for _ in range(MAX_ROUNDS):
+        f = Fuser(graph, forced)
+        f.run()
+        bad = f.check()
+        if not bad:
+            return f
+        forced.update(bad)
+    # Give up on the groups that still fail: materialize every member of them.
+    for g in f.groups():
+        for m in g.members:
+            forced.setdefault(m, "kept apart (fusion did not converge)")
+    f = Fuser(graph, forced)
+    f.run()
+    return f
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def body_of(members, outputs, order, name="fused"):
+    """The nested graph of a group: (body, external operands in parameter order).
+
+    Canonical form: parameters first (in first-use order), then the dot if any, then the
+    other ops in topological order; scalar constants are copied in before their first use."""
     inside = set(members)
-    body = Graph("fused")
+    ordered = sorted(inside, key=lambda n: (n.op != "dot_general", order[n]))
+    body = Graph(name)
     mapping: dict[Node, Node] = {}
     externals: list[Node] = []
-    for n in sorted(inside, key=order.__getitem__):
-        operands = []
+    for n in ordered:
         for o in n.operands:
-            if o not in inside:
-                if o not in mapping:
-                    if _is_scalar_constant(o):
-                        mapping[o] = body.add("constant", (), o.attrs, (), o.dtype, o.loc)
-                    else:
-                        mapping[o] = body.add_parameter(o.shape, o.dtype, o.loc)
-                        externals.append(o)
-            operands.append(mapping[o])
-        mapping[n] = body.add(n.op, operands, n.attrs, n.shape, n.dtype, n.loc)
-    return body, externals, mapping
+            if o not in inside and o not in mapping and not is_scalar_constant(o):
+                mapping[o] = body.add_parameter(o.shape, o.dtype, o.loc)
+                externals.append(o)
+    for n in ordered:
+        for o in n.operands:
+            if o not in mapping and is_scalar_constant(o):
+                mapping[o] = body.add("constant", (), o.attrs, (), o.dtype, o.loc)
+        mapping[n] = body.add(n.op, [mapping[o] for o in n.operands], n.attrs, n.shape,
+                              n.dtype, n.loc)
+    body.outputs = [mapping[o] for o in outputs]
+    return body, externals
 
 
-def legal(members, order) -> bool:
-    """Can the cpu code generator emit this group as one kernel (the fusion contract)?"""
-    from jitc.backends.cpu.loops import LayoutError, LoopKernel, Sizes
-
-    inside = set(members)
-    dots = [n for n in members if n.op == "dot_general"]
-    if len(dots) > 1:
-        return False
-    if dots and any(o in inside for o in dots[0].operands):
-        return False  # a dot reads materialized operands
-    body, _, mapping = body_of([n for n in members if n not in dots], order)
-    # Outputs: members read from outside are unknown here; check every sink of the group.
-    readers = {o for n in members for o in n.operands if o in inside}
-    sinks = [mapping[n] for n in members if n not in readers and n not in dots]
-    if not sinks:
-        return True
-    body.outputs = sinks
-    try:
-        LoopKernel(body, "check", Sizes()).generate()
-    except LayoutError:
-        return False
-    return True
-
-
-def fuse(graph: Graph) -> Graph:
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    users = graph.users()
-    outputs = set(graph.outputs)
-    groups_of: dict[Node, list[Group]] = {}  # groups holding a node (home first)
-    home: dict[Node, Group] = {}
-
-    def readers(n):
-        found = []
-        for u in users[n]:
-            for g in groups_of.get(u, ()):
-                if g not in found:
-                    found.append(g)
-        return found
-
-    def try_add(g: Group, n: Node) -> bool:
-        if n.op == "dot_general" and g.has_dot:
-            return False
-        if not _fast_legal(g, n) and not legal(g.members + [n], order):
-            return False
-        g.members.append(n)
-        g.has_dot |= n.op == "dot_general"
-        g.has_reduce |= n.op in ops.REDUCTIONS
-        groups_of.setdefault(n, []).append(g)
-        return True
-
-    for n in reversed(graph.nodes):
-        if n.op == "parameter" or (n.op == "constant" and not _is_scalar_constant(n)):
-            continue
-        if n.op == "get" or n.op == "fusion":
-            g = Group(n)
-            home[n] = g
-            groups_of[n] = [g]
-            continue
-        reading = readers(n)
-        external = n in outputs or any(u.op in ("fusion", "get") for u in users[n])
-        fusible = n.op in FUSIBLE or n.op == "dot_general" or _is_scalar_constant(n)
-        if fusible and len(reading) == 1 and not external and try_add(reading[0], n):
-            home[n] = reading[0]
-            continue
-        taken = []
-        if fusible and (n.op in CHEAP or _is_scalar_constant(n)) and n.op != "dot_general":
-            taken = [g for g in reading if try_add(g, n)]
-        if external or len(taken) < len(reading) or not reading:
-            if _is_scalar_constant(n) and not external:
-                continue
-            g = Group(n)
-            home[n] = g
-            groups_of.setdefault(n, []).insert(0, g)
-    return _build(graph, home, groups_of, order)
-
-
-def _fast_legal(g: Group, n: Node) -> bool:
-    """Elementwise work of the group's own shape never changes its layout."""
-    if g.has_dot or g.has_reduce:
-        return False
-    if _is_scalar_constant(n):
-        return True
-    return n.op in ops.ELEMENTWISE and n.shape == g.shape and all(
-        m.op in ops.ELEMENTWISE and m.shape == g.shape for m in g.members)
-
-
-def _build(graph: Graph, home, groups_of, order) -> Graph:
-    all_groups: list[Group] = []
-    for gs in groups_of.values():
-        for g in gs:
-            if g not in all_groups:
-                all_groups.append(g)
-    member_sets = {id(g): set(g.members) for g in all_groups}
-
-    # What each group must export: members read by a node outside it, or graph outputs.
-    exports: dict[int, list[Node]] = {id(g): [] for g in all_groups}
-    for g in all_groups:
-        inside = member_sets[id(g)]
+def _ordered_groups(f: Fuser) -> list[Group]:
+    """Groups in an order where each follows the groups whose results it reads."""
+    groups = f.groups()
+    deps: dict[int, set] = {}
+    readers: dict[int, list] = {id(g): [] for g in groups}
+    for g in groups:
+        d = set()
         for m in g.members:
             for o in m.operands:
-                if o not in inside and o in home and o not in exports[id(home[o])]:
-                    exports[id(home[o])].append(o)
-    for o in graph.outputs:
-        if o in home and o not in exports[id(home[o])]:
-            exports[id(home[o])].append(o)
-    live = [g for g in all_groups if exports[id(g)]]
+                if o not in g.member_set and o in f.home:
+                    d.add(id(f.home[o]))
+        deps[id(g)] = d
+        for x in d:
+            readers[x].append(g)
+    by_id = {id(g): g for g in groups}
+    heap = [(f.order[g.root], id(g)) for g in groups if not deps[id(g)]]
+    heapq.heapify(heap)
+    out = []
+    waiting = {gid: len(d) for gid, d in deps.items()}
+    while heap:
+        _, gid = heapq.heappop(heap)
+        g = by_id[gid]
+        out.append(g)
+        for r in readers[gid]:
+            waiting[id(r)] -= 1
+            if waiting[id(r)] == 0:
+                heapq.heappush(heap, (f.order[r.root], id(r)))
+    if len(out) != len(groups):
+        raise AssertionError("fusion created a cycle between groups")
+    return out
 
-    # Order groups so every group follows the groups it reads from.
-    deps = {id(g): set() for g in live}
-    for g in live:
-        inside = member_sets[id(g)]
-        for m in g.members:
-            for o in m.operands:
-                if o not in inside and o in home and home[o] is not g:
-                    deps[id(g)].add(id(home[o]))
-    ordered, done = [], set()
-    pending = sorted(live, key=lambda g: max(order[m] for m in g.members))
-    while pending:
-        for g in pending:
-            if deps[id(g)] <= done:
-                ordered.append(g)
-                done.add(id(g))
-                pending.remove(g)
-                break
-        else:
-            raise AssertionError("fusion created a cycle")
 
+def build(graph: Graph, f: Fuser) -> Graph:
     new = Graph(graph.name)
     value: dict[Node, Node] = {}
     for p in graph.params:
         value[p] = new.add_parameter(p.shape, p.dtype, p.loc)
 
     def get(o):
-        if o not in value:  # an array constant (or scalar read at top level)
+        if o not in value:  # a constant (array constants stay at the top level)
             value[o] = new.add("constant", (), o.attrs, o.shape, o.dtype, o.loc)
         return value[o]
 
-    for g in ordered:
-        members = sorted(set(g.members), key=order.__getitem__)
-        outs = sorted(exports[id(g)], key=order.__getitem__)
-        if len(members) == 1:
-            (n,) = members
-            value[n] = new.add(n.op, [get(o) for o in n.operands], n.attrs, n.shape, n.dtype,
-                               n.loc, n.subgraph, n.tuple_types)
-            continue
-        body, externals, mapping = body_of(members, order)
-        body.outputs = [mapping[o] for o in outs]
-        kind = ("dot" if any(m.op == "dot_general" for m in members) else
-                "reduction" if any(m.op in ops.REDUCTIONS for m in members) else "loop")
-        loc = outs[-1].loc
-        operands = [get(o) for o in externals]
-        if len(outs) == 1:
-            (o,) = outs
-            value[o] = new.add("fusion", operands, {"kind": kind}, o.shape, o.dtype, loc, body)
+    node_of_group: dict[int, Node] = {}
+    for g in _ordered_groups(f):
+        root = g.root
+        if len(g.members) == 1:
+            value[root] = new.add(root.op, [get(o) for o in root.operands], root.attrs,
+                                  root.shape, root.dtype, root.loc, root.subgraph,
+                                  root.tuple_types)
         else:
-            types = tuple((o.shape, o.dtype) for o in outs)
-            f = new.add("fusion", operands, {"kind": kind}, None, None, loc, body, types)
-            for k, o in enumerate(outs):
-                value[o] = new.add("get", [f], {"index": k}, o.shape, o.dtype, o.loc)
+            body, externals = body_of(g.members, [root], f.order)
+            value[root] = new.add("fusion", [get(o) for o in externals], {"kind": g.kind},
+                                  root.shape, root.dtype, root.loc, body)
+        node_of_group[id(g)] = value[root]
     new.outputs = [get(o) for o in graph.outputs]
+    notes = {}
+    for (n, g), why in f.notes.items():
+        consumer = node_of_group.get(id(g))
+        if consumer is not None and n in value and why:
+            notes[(value[n], consumer)] = why
+    new.fusion_notes = notes
     return new
+
+
+def fuse(graph: Graph) -> Graph:
+    """Producer-into-consumer fusion: loop, reduction and dot-epilogue fusions."""
+    return build(graph, group_nodes(graph))

@@ -1,81 +1,118 @@
-"""Why two adjacent ops were not fused: the reason, the bytes it costs, both source lines."""
+"""Why two adjacent ops were not fused: the reason, the bytes it costs, both source lines.
+
+Every value a kernel writes to memory and another kernel reads is a boundary. For each one
+the report names the op that produced it and the op that reads it (inside their fusions),
+with the user's file:line of both, the reason the fuser recorded when it kept them apart
+(graph.fusion_notes, set by fusion/fuse.py and carried by later passes), and the bytes of the
+intermediate. Reads through a reshape (a free bitcast) count as reads of the reshaped value.
+"""
 
 from __future__ import annotations
 
+import os
+
 from jitc import ops
+from jitc.fusion.stats import graph_stats
 from jitc.ir import Graph, Node
 
 
 def _where(n: Node) -> str:
-    return f"{n.loc.file}:{n.loc.line}" if n.loc else "?"
+    if n.loc is None:
+        return "?"
+    path = n.loc.file
+    try:
+        rel = os.path.relpath(path)
+        path = rel if not rel.startswith("..") else path
+    except ValueError:
+        pass
+    return f"{path}:{n.loc.line}"
 
 
-def _reason(producer: Node, consumer: Node, readers: int) -> str:
-    if producer.op == "dot_general" or consumer.op == "dot_general":
-        if consumer.op in ("fusion", "dot_general") and _contains(consumer, "dot_general") \
-                and producer.op != "parameter":
-            return "a dot reads materialized operands (BLAS needs them in memory)"
-    if producer.op == "fusion" and producer.attrs.get("kind") == "dot" and readers > 1:
-        return "the dot result has several readers"
-    if readers > 1 and _expensive(producer):
-        return (f"{readers} consumers read it and it is expensive "
-                f"({_first_expensive(producer)}); fusing would compute it {readers} times")
-    if producer.op == "reshape" or consumer.op == "reshape":
-        return "a reshape between them changes the iteration space"
-    return "the consumer iterates a different space (layout the kernel cannot share)"
-
-
-def _contains(n: Node, op: str) -> bool:
-    if n.op == op:
-        return True
-    return n.subgraph is not None and any(m.op == op for m in n.subgraph.nodes)
-
-
-def _expensive(n: Node) -> bool:
-    nodes = n.subgraph.nodes if n.subgraph is not None else [n]
-    return any(m.op in ops.EXPENSIVE or m.op in ops.REDUCTIONS or m.op == "dot_general"
-               for m in nodes)
-
-
-def _first_expensive(n: Node) -> str:
-    nodes = n.subgraph.nodes if n.subgraph is not None else [n]
-    for m in nodes:
-        if m.op in ops.EXPENSIVE or m.op in ops.REDUCTIONS or m.op == "dot_general":
-            return m.op
+def _name(n: Node) -> str:
+    if n.op == "reduce":
+        return f"reduce[{n.attrs['kind']}]"
+    if n.op == "fusion":
+        return f"fusion[{n.attrs['kind']}]"
     return n.op
 
 
-def _last_op(n: Node) -> Node:
-    if n.subgraph is not None and n.subgraph.outputs:
-        return n.subgraph.outputs[-1]
-    return n
+def producing_op(v: Node) -> Node:
+    """The op that computes top-level value v (inside its fusion, if any)."""
+    if v.op == "get":
+        return v.operands[0].subgraph.outputs[v.attrs["index"]]
+    if v.op == "fusion":
+        return v.subgraph.outputs[0]
+    return v
+
+
+def reading_op(c: Node, v: Node) -> Node:
+    """The first op of kernel c that reads top-level value v."""
+    if c.op != "fusion":
+        return c
+    params = {p for p, top in zip(c.subgraph.params, c.operands) if top is v}
+    for n in c.subgraph.nodes:
+        if any(o in params for o in n.operands):
+            return n
+    return c
+
+
+def _contains(n: Node, pred) -> Node | None:
+    nodes = n.subgraph.nodes if n.op == "fusion" else [n]
+    return next((m for m in nodes if pred(m)), None)
+
+
+def infer_reason(v: Node, c: Node, n_readers: int) -> str:
+    """A reason from structure alone, for boundaries without a recorded note."""
+    p = producing_op(v)
+    reader = reading_op(c, v)
+    if reader.op == "dot_general":
+        if p.op == "dot_general":
+            return "dot output feeds a second dot (a dot reads its operands from memory)"
+        return "a dot reads its operands from memory (library call)"
+    expensive = _contains(v.operands[0] if v.op == "get" else v,
+                          lambda m: m.op in ops.EXPENSIVE or m.op in ops.REDUCTIONS
+                          or m.op == "dot_general")
+    if n_readers > 1 and expensive is not None:
+        return (f"{n_readers} kernels read it and it computes {expensive.op}: fusing would "
+                f"compute {expensive.op} {n_readers} times")
+    return "the consumer iterates another space than the producer"
 
 
 def boundaries(optimized: Graph):
-    """(producer, consumer, reason, bytes) for every materialized edge between kernels."""
+    """(value, consumer kernel, reason, bytes) for every materialized edge between kernels."""
     users = optimized.users()
-    out = []
-    for p in optimized.nodes:
-        if p.op in ("parameter", "constant", "get"):
+    notes = getattr(optimized, "fusion_notes", {})
+
+    def readers(v, seen=()):
+        out = []
+        for u in users[v]:
+            if u.op == "reshape":  # a bitcast: its readers read v
+                out += readers(u)
+            elif u.op != "get":
+                out.append(u)
+        return list(dict.fromkeys(out))
+
+    rows = []
+    for v in optimized.nodes:
+        if v.op in ("parameter", "constant", "reshape") or v.tuple_types is not None:
             continue
-        produced = [p] if p.tuple_types is None else users[p]
-        for value in produced:
-            consumers = [u for u in users[value] if u.op != "get"]
-            for c in dict.fromkeys(consumers):
-                out.append((value if value.op != "get" else p, c,
-                            _reason(p, c, len(set(consumers))), value.nbytes))
-    return out
+        consumers = readers(v)
+        for c in consumers:
+            why = notes.get((v, c)) or infer_reason(v, c, len(consumers))
+            rows.append((v, c, why, v.nbytes))
+    return rows
 
 
 def fusion_report(traced: Graph, optimized: Graph) -> str:
     rows = boundaries(optimized)
-    head = (f"{optimized.name}: {traced.count_ops()} traced ops -> "
-            f"{sum(1 for n in optimized.nodes if n.op not in ('parameter', 'constant', 'get'))}"
-            f" kernels; {len(rows)} unfused boundaries")
-    lines = [head]
-    for p, c, reason, nbytes in rows:
-        lp, lc = _last_op(p), _last_op(c)
-        lines.append(f"  {p.op}[{p.attrs.get('kind', '')}] {p.type_str()} ({_where(lp)}) -> "
-                     f"{c.op}[{c.attrs.get('kind', '')}] ({_where(lc)}): {reason}; "
-                     f"{nbytes} bytes materialized")
+    s = graph_stats(optimized)
+    lines = [f"{optimized.name}: {traced.count_ops()} traced ops -> {s['kernels']} kernel "
+             f"launches ({s['fusions']} fusions, {s['library_calls']} library calls); "
+             f"{len(rows)} boundaries not fused, temp_bytes {s['temp_bytes']}"]
+    index = {n: i for i, n in enumerate(optimized.nodes)}
+    for v, c, why, nbytes in rows:
+        p, r = producing_op(v), reading_op(c, v)
+        lines.append(f"  {_name(p)} ({_where(p)}) -> {_name(r)} ({_where(r)}) "
+                     f"[%{index[v]} -> %{index[c]} {_name(c)}]: {why}; "
+                     f"{nbytes} bytes materialized ({v.type_str()})")
     return "\n".join(lines)

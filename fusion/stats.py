@@ -1,20 +1,39 @@
-"""Counts every backend reports: ops, fusions, kernel launches, intermediate bytes."""
+"""Counts every backend reports: ops, fusions, kernel launches, intermediate bytes.
+
+- ops: compute ops in the graph, counting the ops nested in fusions;
+- fusions: fusion nodes;
+- kernels: launches per call. A fusion or a single op is one kernel; a dot is a library
+  call (one launch); a dot fusion is the dot plus its epilogue kernel (two). parameter,
+  constant, get and reshape (a bitcast) launch nothing;
+- library_calls: the dots among the launches;
+- temp_bytes: the arena of intermediates after buffer planning (fusion/buffers.py), i.e. the
+  peak bytes of intermediates materialized per call.
+"""
 
 from __future__ import annotations
 
-from jitc.ir import Graph
+from jitc.fusion.buffers import plan_buffers
+from jitc.ir import Graph, Node
 
 # Top-level ops that launch nothing: they name memory or are folded into addressing.
-FREE = frozenset({"parameter", "constant", "get"})
+FREE = frozenset({"parameter", "constant", "get", "reshape"})
+
+
+def launches(n: Node) -> int:
+    if n.op in FREE:
+        return 0
+    if n.op == "fusion" and n.attrs.get("kind") == "dot":
+        return 2
+    return 1
 
 
 def graph_stats(graph: Graph) -> dict:
-    outputs = set(graph.outputs)
-    kernels = sum(1 for n in graph.nodes if n.op not in FREE)
-    temp = sum(n.nbytes for n in graph.nodes if n.op not in FREE and n not in outputs)
+    library = sum(1 for n in graph.nodes if n.op == "dot_general" or (
+        n.op == "fusion" and n.attrs.get("kind") == "dot"))
     return {
         "ops": graph.count_ops(),
         "fusions": sum(1 for n in graph.nodes if n.op == "fusion"),
-        "kernels": kernels,
-        "temp_bytes": temp,
+        "kernels": sum(launches(n) for n in graph.nodes),
+        "library_calls": library,
+        "temp_bytes": plan_buffers(graph).size,
     }
