@@ -1,0 +1,1 @@
+"""jitc benchmarks: `python -m benchmarks` (see benchmarks/README.md)."""

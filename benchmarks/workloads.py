@@ -1,0 +1,285 @@
+"""Benchmark workloads W1-W7 (issue 4): plain NumPy functions and their inputs.
+
+Every peer compiles the same `Case.fn`: jitc traces it, numba `@njit`s it, JAX jits it with
+`np` rebound to `jax.numpy`. Where numba cannot compile the NumPy code as written (keepdims,
+batched matmul), `Case.numba_fn` is the natural numba version, written with loops.
+Inputs come from a fixed seed; weights are closure constants.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+F32 = np.float32
+SEED = 0
+
+
+@dataclass
+class Case:
+    name: str
+    fn: Callable                      # the plain NumPy function every implementation compiles
+    args: tuple                       # inputs of `run`
+    run: Callable | None = None       # run(compiled_fn, *args); default compiled_fn(*args)
+    numba_fn: Callable | None = None  # loops version, used only if numba cannot compile `fn`
+    bytes_moved: int = 0              # minimum memory traffic per call (for the bandwidth bound)
+    rtol: float = 2e-4
+    atol: float = 2e-5
+    unit: str = "time"                # how to print the median ("time" or "us/call")
+
+
+def _rng():
+    return np.random.default_rng(SEED)
+
+
+def _normal(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(F32)
+
+
+# ---------------------------------------------------------------- W1 elementwise chain
+
+def chain(x, y):
+    return np.tanh(x * 0.5 + y) * (1 / (1 + np.exp(-x))) + 0.1 * x * x
+
+
+def w1(quick=False):
+    cases = []
+    for n, label in ([(4096, "4K"), (65536, "64K")] if quick else
+                     [(4 * 2**20, "4M"), (2**16, "64K")]):
+        rng = _rng()
+        x, y = _normal(rng, n), _normal(rng, n)
+        cases.append(Case(f"W1 chain {label} f32", chain, (x, y), bytes_moved=3 * x.nbytes))
+    return cases
+
+
+# ---------------------------------------------------------------- W2 dense + softmax
+
+def dense_softmax(x, W, b):
+    y = np.maximum(x @ W + b, 0)
+    e = np.exp(y - y.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@numba.njit(fastmath=True, parallel=True, cache=False)
+def dense_softmax_numba(x, W, b):
+    y = x @ W                          # BLAS, then the epilogue fused over each output row
+    n, m = y.shape
+    for i in prange(n):
+        mx = np.float32(0.0)           # relu output is >= 0
+        for j in range(m):
+            v = max(y[i, j] + b[j], np.float32(0.0))
+            y[i, j] = v
+            mx = max(mx, v)
+        s = np.float32(0.0)
+        for j in range(m):
+            e = np.exp(y[i, j] - mx)
+            y[i, j] = e
+            s += e
+        inv = np.float32(1.0) / s
+        for j in range(m):
+            y[i, j] *= inv
+    return y
+
+
+def w2_inputs(batch, d_in=512, d_out=1024):
+    rng = _rng()
+    W = _normal(rng, (d_in, d_out), 1 / math.sqrt(d_in))
+    b = _normal(rng, d_out, 0.1)
+    return _normal(rng, (batch, d_in)), W, b
+
+
+def w2(quick=False):
+    d_in, d_out = (32, 64) if quick else (512, 1024)
+    return [Case(f"W2 softmax(relu(x@W+b)) [{bt},{d_in}]x[{d_in},{d_out}]", dense_softmax,
+                 w2_inputs(bt, d_in, d_out), numba_fn=dense_softmax_numba, atol=1e-6)
+            for bt in ((8, 1) if quick else (256, 1))]
+
+
+# ---------------------------------------------------------------- W3 layernorm
+
+def layernorm(x, g, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+@numba.njit(fastmath=True, parallel=True, cache=False)
+def layernorm_numba(x, g, b):
+    n, m = x.shape
+    out = np.empty_like(x)
+    inv_m = np.float32(1.0) / np.float32(m)
+    for i in prange(n):
+        s = np.float32(0.0)
+        for j in range(m):
+            s += x[i, j]
+        mu = s * inv_m
+        v = np.float32(0.0)
+        for j in range(m):
+            d = x[i, j] - mu
+            v += d * d
+        r = np.float32(1.0) / np.sqrt(v * inv_m + np.float32(1e-5))
+        for j in range(m):
+            out[i, j] = (x[i, j] - mu) * r * g[j] + b[j]
+    return out
+
+
+def w3(quick=False):
+    n, m = (64, 128) if quick else (4096, 1024)
+    rng = _rng()
+    x, g, b = _normal(rng, (n, m)), _normal(rng, m), _normal(rng, m)
+    return [Case(f"W3 layernorm [{n},{m}]", layernorm, (x, g, b), numba_fn=layernorm_numba,
+                 bytes_moved=2 * x.nbytes, atol=1e-4)]
+
+
+# ---------------------------------------------------------------- W4 stacked LSTM
+
+def sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def lstm_cell(x, h, c, Wx, Wh, b):
+    z = x @ Wx + h @ Wh + b
+    n = h.shape[-1]
+    i, f = sigmoid(z[:, :n]), sigmoid(z[:, n:2 * n])
+    g, o = np.tanh(z[:, 2 * n:3 * n]), sigmoid(z[:, 3 * n:])
+    c = f * c + i * g
+    return o * np.tanh(c), c
+
+
+def make_lstm(hidden=60, seed=SEED):
+    """A 3-layer stacked LSTM step and a 100-step unrolled loop; weights are closure constants."""
+    rng = np.random.default_rng(seed)
+    s = 1 / math.sqrt(hidden)
+    Wx, Wh = _normal(rng, (3, hidden, 4 * hidden), s), _normal(rng, (3, hidden, 4 * hidden), s)
+    b = _normal(rng, (3, 4 * hidden), 0.1)
+
+    def lstm_step(x, state):
+        (h0, c0), (h1, c1), (h2, c2) = state
+        h0, c0 = lstm_cell(x, h0, c0, Wx[0], Wh[0], b[0])
+        h1, c1 = lstm_cell(h0, h1, c1, Wx[1], Wh[1], b[1])
+        h2, c2 = lstm_cell(h1, h2, c2, Wx[2], Wh[2], b[2])
+        return h2, ((h0, c0), (h1, c1), (h2, c2))
+
+    def lstm_unrolled(xs, state):      # a static Python loop: unrolled at trace time
+        for t in range(xs.shape[0]):
+            y, state = lstm_step(xs[t], state)
+        return state
+
+    return lstm_step, lstm_unrolled
+
+
+def lstm_python_loop(step, xs, state):
+    for x in xs:
+        y, state = step(x, state)
+    return state
+
+
+def w4(quick=False):
+    hidden, steps = (16, 2) if quick else (60, 100)
+    step, unrolled = make_lstm(hidden)
+    rng = _rng()
+    xs = _normal(rng, (steps, 1, hidden))
+    state = tuple((_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5))
+                  for _ in range(3))
+    return [
+        Case(f"W4 LSTM 3x{hidden} batch 1, one step", step, (xs[0], state)),
+        Case(f"W4 LSTM {steps} steps, Python loop over jitted step", step,
+             (list(xs), state), run=lstm_python_loop),
+        Case(f"W4 LSTM {steps} steps, jitted unrolled loop", unrolled, (xs, state)),
+    ]
+
+
+# ---------------------------------------------------------------- W5 dispatch
+
+def add_one(x):
+    return x + 1
+
+
+def w5(quick=False):
+    return [Case("W5 dispatch x + 1, 8 f32", add_one, (np.arange(8, dtype=F32),), unit="us/call")]
+
+
+# ---------------------------------------------------------------- W7 GPT-2 block
+
+GELU_C = math.sqrt(2 / math.pi)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+
+
+def make_gpt2_block(n_ctx=64, n_embd=256, n_head=4, seed=SEED):
+    """A pre-LN GPT-2 block, causal attention and a 4x GELU MLP; weights are closure constants."""
+    rng = np.random.default_rng(seed)
+    d, hd = n_embd, n_embd // n_head
+    s = 0.02
+    g1, b1, g2, b2 = (1 + _normal(rng, d, 0.1), _normal(rng, d, 0.1),
+                      1 + _normal(rng, d, 0.1), _normal(rng, d, 0.1))
+    W_qkv, b_qkv = _normal(rng, (d, 3 * d), s), _normal(rng, 3 * d, s)
+    W_o, b_o = _normal(rng, (d, d), s), _normal(rng, d, s)
+    W_fc, b_fc = _normal(rng, (d, 4 * d), s), _normal(rng, 4 * d, s)
+    W_pr, b_pr = _normal(rng, (4 * d, d), s), _normal(rng, d, s)
+    mask = np.triu(np.ones((n_ctx, n_ctx), dtype=bool), 1)
+    scale = 1 / math.sqrt(hd)
+
+    def gpt2_block(x):                               # x [n_ctx, n_embd]
+        T = x.shape[0]
+        qkv = layernorm(x, g1, b1) @ W_qkv + b_qkv
+        q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(T, n_head, hd).transpose(1, 0, 2)
+                   for i in range(3))
+        att = np.where(mask[:T, :T], -np.inf, (q @ k.transpose(0, 2, 1)) * scale)
+        y = (softmax(att) @ v).transpose(1, 0, 2).reshape(T, d)
+        x = x + y @ W_o + b_o
+        return x + gelu(layernorm(x, g2, b2) @ W_fc + b_fc) @ W_pr + b_pr
+
+    @numba.njit(fastmath=True, cache=False)
+    def gpt2_block_numba(x):
+        T = x.shape[0]
+        qkv = layernorm_numba(x, g1, b1) @ W_qkv + b_qkv
+        y = np.empty((T, d), dtype=x.dtype)
+        for h in range(n_head):
+            q = np.ascontiguousarray(qkv[:, h * hd:(h + 1) * hd])
+            kT = np.ascontiguousarray(qkv[:, d + h * hd:d + (h + 1) * hd].T)
+            v = np.ascontiguousarray(qkv[:, 2 * d + h * hd:2 * d + (h + 1) * hd])
+            att = (q @ kT) * np.float32(scale)
+            for i in range(T):                        # causal softmax, row by row
+                mx = att[i, 0]
+                for j in range(1, i + 1):
+                    mx = max(mx, att[i, j])
+                s = np.float32(0.0)
+                for j in range(T):
+                    e = np.exp(att[i, j] - mx) if j <= i else np.float32(0.0)
+                    att[i, j] = e
+                    s += e
+                for j in range(T):
+                    att[i, j] /= s
+            y[:, h * hd:(h + 1) * hd] = att @ v
+        x = x + y @ W_o + b_o
+        u = layernorm_numba(x, g2, b2) @ W_fc + b_fc
+        u = np.float32(0.5) * u * (np.float32(1) + np.tanh(
+            np.float32(GELU_C) * (u + np.float32(0.044715) * u * u * u)))
+        return x + u @ W_pr + b_pr
+
+    return gpt2_block, gpt2_block_numba
+
+
+def w7(quick=False):
+    n_ctx, n_embd, n_head = (8, 32, 2) if quick else (64, 256, 4)
+    block, block_numba = make_gpt2_block(n_ctx, n_embd, n_head)
+    x = _normal(_rng(), (n_ctx, n_embd))
+    return [Case(f"W7 GPT-2 block n_ctx {n_ctx}, n_embd {n_embd}, {n_head} heads", block, (x,),
+                 numba_fn=block_numba, rtol=1e-3, atol=1e-4)]
+
+
+# W6 (compile times) runs W2 in fresh processes: see run.py.
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7}
