@@ -6,7 +6,7 @@ import string
 
 from jitc import lax
 from jitc.errors import UnsupportedError
-from jitc.numpy_api import find_ctx, lift, result_type
+from jitc.numpy_api import _mark, find_ctx, lift, result_type
 from jitc.source import where
 
 
@@ -83,5 +83,4 @@ def einsum(subscripts, *operands):
         acc = lax.reduce(acc, "sum", drop)
         acc_t = "".join(c for d, c in enumerate(acc_t) if d not in drop)
     out = lax.transpose(acc, [acc_t.index(c) for c in output])
-    out.scalar = out.ndim == 0
-    return out
+    return _mark(out, out.ndim == 0)

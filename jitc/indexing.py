@@ -38,6 +38,8 @@ def _expand(key, ndim):
 
 
 def getitem(x, key):
+    # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
+    has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
     key = _expand(key, x.ndim)
     start, limit, stride = [], [], []
     out_shape = []  # after slicing: None -> 1, int -> dropped, array -> kept as an axis
@@ -51,6 +53,8 @@ def getitem(x, key):
         n = x.shape[dim]
         if isinstance(k, slice):
             s, e, st = k.indices(n)
+            if not len(range(s, e, st)):  # empty: x[:0], x[5:2], x[::-1] of a 0-length axis
+                s, e, st = 0, 0, 1
             start.append(s), limit.append(e if e >= 0 or st > 0 else -1), stride.append(st)
             out_shape.append(len(range(s, e, st)))
         elif _is_array_index(k):
@@ -73,8 +77,7 @@ def getitem(x, key):
     y = lax.slice_(x, start, limit, stride)
     y = lax.reshape(y, out_shape)
     if not array_pos:
-        y.scalar = y.ndim == 0
-        return y
+        return _view(y, y.ndim == 0 and not has_ellipsis)
     if len(array_pos) > 1:
         raise UnsupportedError(f"indexing with more than one integer array is not supported"
                                f"{where()}")
@@ -88,8 +91,12 @@ def getitem(x, key):
         perm = list(range(axis, axis + nidx)) + [d for d in range(out.ndim)
                                                  if not axis <= d < axis + nidx]
         out = lax.transpose(out, perm)
-    out.scalar = out.ndim == 0
-    return out
+    return _view(out, out.ndim == 0 and not has_ellipsis)
+
+
+def _view(t, scalar):
+    """A new Tracer on t's node (lax returns `x` itself for no-op slices: never mutate it)."""
+    return type(t)(t.ctx, t.node, scalar=scalar)
 
 
 def take_along(x, idx, axis):
@@ -97,6 +104,10 @@ def take_along(x, idx, axis):
     ctx = find_ctx([x])
     n = x.shape[axis]
     if is_tracer(idx):
+        if idx.dtype == np.dtype(bool):
+            raise UnsupportedError(
+                f"indexing with a traced boolean mask has a data-dependent shape{where()}; "
+                "use np.where(mask, x, 0) (or a reduction over it) instead")
         if idx.dtype.kind != "i":
             raise IndexError(f"arrays used as indices must be of integer type, got "
                              f"{idx.dtype}{where()}")

@@ -10,20 +10,24 @@ import numpy as np
 from jitc.errors import ShapeError
 from jitc.source import user_loc, where
 
+_LAZY = []  # [PRIMITIVES, Tracer], imported on first use (both modules import this one)
+
 
 def emit(ctx, op, operands, **attrs):
     """Add `op` to the trace; its type comes from the primitive's rule."""
-    from jitc.primitives import PRIMITIVES
-    from jitc.trace import Tracer
+    if not _LAZY:
+        from jitc.primitives import PRIMITIVES
+        from jitc.trace import Tracer
 
+        _LAZY.extend((PRIMITIVES, Tracer))
+    primitives, tracer = _LAZY
     loc = user_loc()
+    nodes = [o.node for o in operands]
     try:
-        shape, dtype = PRIMITIVES[op].infer([(o.node.shape, o.node.dtype) for o in operands],
-                                             attrs)
+        shape, dtype = primitives[op].infer([(n.shape, n.dtype) for n in nodes], attrs)
     except ShapeError as e:
         raise ShapeError(f"{e}{where(loc)}") from None
-    node = ctx.graph.add(op, [o.node for o in operands], attrs, shape, dtype, loc)
-    return Tracer(ctx, node)
+    return tracer(ctx, ctx.graph.add(op, nodes, attrs, shape, dtype, loc))
 
 
 def convert(x, dtype):

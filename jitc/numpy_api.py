@@ -34,14 +34,20 @@ def implements(*funcs):
 # ----------------------------------------------------------------------------- values
 
 
-def _tracer_type():
-    from jitc.trace import Tracer
+_TRACER = None
 
-    return Tracer
+
+def _tracer_type():
+    global _TRACER
+    if _TRACER is None:  # trace.py imports this module: resolve the class on first use
+        from jitc.trace import Tracer
+
+        _TRACER = Tracer
+    return _TRACER
 
 
 def is_tracer(x) -> bool:
-    return isinstance(x, _tracer_type())
+    return isinstance(x, _TRACER or _tracer_type())
 
 
 def find_ctx(values):
@@ -99,7 +105,10 @@ def _dtype_key(x):
 
 
 def _probe_value(key):
-    return {float: 0.0, int: 0}.get(key) if key in (float, int) else np.zeros(1, key)
+    # `key in (float, int)` would be wrong: np.dtype("int64") == int is True.
+    if key is float or key is int:
+        return key(0)
+    return np.zeros(1, key)
 
 
 def result_type(*values):
@@ -113,12 +122,15 @@ def _result_type(keys):
 
 
 def _shape(x):
-    return x.shape if is_tracer(x) else np.shape(x)
+    if is_tracer(x):
+        return x.node.shape
+    return () if _is_pyscalar(x) else np.shape(x)
 
 
 def _mark(t, scalar):
-    t.scalar = scalar
-    return t
+    """`t` flagged as a NumPy scalar result or not; a new Tracer, since lax may return an
+    operand itself (a no-op reshape) and flipping the operand's flag would change it too."""
+    return _tracer_type()(t.ctx, t.node, weak=t.weak, scalar=scalar)
 
 
 # ----------------------------------------------------------------------------- ufuncs
@@ -163,7 +175,44 @@ def _reject_kwargs(what, kwargs):
         raise UnsupportedError(f"{what}: argument {k}= is not supported by jitc{where()}")
 
 
-def apply_ufunc(ufunc, inputs):
+def apply_operator(ufunc, inputs):
+    """A Python operator (x + y, -x, x @ y): on Python scalars the result stays weak.
+
+    np.add(s, 1) on a Python scalar gives a (strong) NumPy scalar; s + 1 gives a Python one.
+    """
+    if ufunc is np.matmul:
+        return matmul(*inputs)
+    base, exponent = (inputs + (None,))[:2]
+    if ufunc is np.power and is_tracer(base) and base.scalar:
+        return apply_ufunc(ufunc, inputs, weak_result=True, sqrt_fast_path=False)
+    if (ufunc is np.power and type(exponent) is int and exponent == 2 and is_tracer(base)
+            and base.dtype == np.dtype(bool) and not base.scalar):
+        return apply_ufunc(np.square, (base,))  # NumPy's x ** 2 fast path: int8 for bools
+    return apply_ufunc(ufunc, inputs, weak_result=True)
+
+
+def _is_static_half(x) -> bool:
+    """x is a concrete scalar 0.5 (NumPy's power loop takes sqrt for such an exponent)."""
+    if is_tracer(x) or isinstance(x, (list, tuple)):
+        return False
+    return np.ndim(x) == 0 and np.asarray(x).dtype.kind in "fiu" and float(np.asarray(x)) == 0.5
+
+
+@functools.cache
+def _loop_dtypes(ufunc, keys):
+    """NumPy's loop for `keys`, checked to be in jitc's dtypes; a float16 inner loop on bool
+    inputs (np.signbit) runs in float32 when the result is not float16 (exact: bools are
+    0 and 1)."""
+    loop = _resolve(ufunc, keys)
+    half = np.dtype(np.float16)
+    if half in loop[: ufunc.nin] and half not in loop[ufunc.nin:]:
+        loop = tuple(np.dtype(np.float32) if d == half else d for d in loop)
+    for d in loop:
+        check_supported(d, f"np.{ufunc.__name__} on {', '.join(str(k) for k in keys)}")
+    return loop
+
+
+def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
     name = ufunc.__name__
     prim = _UFUNC_ALIASES.get(name, name)
     if prim not in ops.ELEMENTWISE and prim not in _IDENTITY_UFUNCS:
@@ -171,14 +220,14 @@ def apply_ufunc(ufunc, inputs):
     ctx = find_ctx(inputs)
     keys = tuple(_dtype_key(x) for x in inputs)
     try:
-        loop = _resolve(ufunc, keys)
+        loop = _loop_dtypes(ufunc, keys)
     except TypeError as e:
         raise TypeError(f"np.{name}: {e}{where()}") from None
-    for d in loop:
-        check_supported(d, f"np.{name} on {', '.join(str(k) for k in keys)}")
+    except UnsupportedError as e:
+        raise UnsupportedError(f"{e}{where()}") from None
     shapes = [_shape(x) for x in inputs]
     try:
-        shape = np.broadcast_shapes(*shapes)
+        shape = _broadcast_shapes(*shapes)
     except ValueError:
         raise ShapeError(
             f"np.{name}: operands could not be broadcast together with shapes "
@@ -190,13 +239,22 @@ def apply_ufunc(ufunc, inputs):
         operands.append(lax.broadcast_to(t, shape))
     if prim in _IDENTITY_UFUNCS:
         out = operands[0]
+    elif (name == "power" and sqrt_fast_path and loop[0].kind == "f"
+          and _is_static_half(inputs[1])):
+        # NumPy's float power loop computes x ** 0.5 with a scalar (stride-0) exponent as
+        # sqrt(x): nan at -inf and -0.0 at -0.0, where pow gives inf and 0.0. A NumPy
+        # scalar base (scalar math, `s ** 0.5`) uses pow.
+        out = lax.emit(ctx, "sqrt", operands[:1])
     else:
         out = lax.emit(ctx, prim, operands)
     out = lax.convert(out, loop[ufunc.nin])
-    weak = all(_is_pyscalar(x) or (is_tracer(x) and x.weak) for x in inputs)
-    from jitc.trace import Tracer
+    weak = weak_result and all(_is_pyscalar(x) or (is_tracer(x) and x.weak) for x in inputs)
+    return _TRACER(ctx, out.node, weak=weak, scalar=(len(shape) == 0))
 
-    return Tracer(ctx, out.node, weak=weak, scalar=(len(shape) == 0))
+
+@functools.lru_cache(maxsize=4096)
+def _broadcast_shapes(*shapes):
+    return np.broadcast_shapes(*shapes)
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -476,7 +534,7 @@ def broadcast_to(array, shape, subok=False):
     except ValueError:
         raise ShapeError(f"np.broadcast_to: cannot broadcast {a.shape} to {shape}{where()}") \
             from None
-    return lax.broadcast_to(a, shape)
+    return _mark(lax.broadcast_to(a, shape), False)
 
 
 @implements(np.atleast_1d)
@@ -627,7 +685,7 @@ def round_(a, decimals=0, out=None):
     if decimals != 0 or out is not None:
         raise UnsupportedError(f"np.round: only decimals=0 is supported{where()}")
     a = _lifted(a)
-    return apply_ufunc(np.rint, (a,)) if a.dtype.kind == "f" else a
+    return a if a.dtype.kind == "i" else apply_ufunc(np.rint, (a,))  # bool: float16, as NumPy
 
 
 def astype(a, dtype):
@@ -639,10 +697,9 @@ def astype(a, dtype):
     return Tracer(a.ctx, t.node, scalar=a.scalar)
 
 
-@implements(np.copy, np.asarray, np.array, np.ascontiguousarray, np.asanyarray)
-def copy(a, dtype=None, *args, **kwargs):
-    a = _lifted(a)
-    return a if dtype is None else astype(a, dtype)
+@implements(np.copy)
+def copy(a, order="K", subok=False):
+    return _mark(_lifted(a), False)  # np.copy of a NumPy scalar is a 0-d array
 
 
 def _like(a, fill, dtype, shape):
@@ -706,7 +763,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     a = _lifted(a)
     if axis is None:
         a, axis = lax.reshape(a, (a.size,)), 0
-    return take_along(a, indices, normalize_axis(axis, a.ndim))
+    out = take_along(a, indices, normalize_axis(axis, a.ndim))
+    return _mark(out, out.ndim == 0)
 
 
 @implements(np.shape)
@@ -826,8 +884,7 @@ def tensordot(a, b, axes=2):
     if len(la) != len(lb) or any(a.shape[i] != b.shape[j] for i, j in zip(la, lb)):
         raise ShapeError(f"tensordot: shape-mismatch for sum ({a.shape} axes {la}, "
                          f"{b.shape} axes {lb}){where()}")
-    out = lax.dot_general(a, b, la, lb)
-    return _mark(out, out.ndim == 0)
+    return _mark(lax.dot_general(a, b, la, lb), False)  # NumPy: an array even when 0-d
 
 
 @implements(np.einsum)

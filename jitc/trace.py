@@ -18,6 +18,18 @@ from jitc.ir import Graph
 from jitc.source import user_loc, where
 
 
+class UnsupportedAttribute(UnsupportedError, AttributeError):
+    """An ndarray attribute jitc does not trace (an AttributeError too, so hasattr works)."""
+
+
+def _numpy_name(func) -> str:
+    """np.sort, np.linalg.inv, np.fft.fft: how the user spelled the function."""
+    module = getattr(func, "__module__", None) or "numpy"
+    module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    module = ".".join(p for p in module.split(".") if not p.startswith("_"))
+    return f"{module}.{func.__name__}"
+
+
 class TraceContext:
     """The graph being recorded and the constants it has captured."""
 
@@ -36,10 +48,12 @@ class TraceContext:
         key = (value.dtype.str, value.shape, value.tobytes()) if value.size <= 64 else id(value)
         entry = self._constants.get(key)
         if entry is None:
-            value = np.array(value, copy=True, order="C")
-            value.flags.writeable = False
-            node = self.graph.add("constant", (), {"value": value}, value.shape, value.dtype,
-                                  user_loc())
+            frozen = np.array(value, copy=True, order="C")
+            frozen.flags.writeable = False
+            node = self.graph.add("constant", (), {"value": frozen}, frozen.shape,
+                                  frozen.dtype, user_loc())
+            # Keep the caller's array alive: its id is the key, and a freed temporary
+            # view's id would be reused by the next one (W[1] then W[0]).
             entry = self._constants[key] = (node, value)
         return Tracer(self, entry[0])
 
@@ -116,10 +130,18 @@ class Tracer:
         impl = api.FUNCTIONS.get(func)
         if impl is None:
             raise UnsupportedError(
-                f"np.{func.__name__} is not supported inside a jitc function{where()}; "
+                f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README"
             )
         return impl(*args, **kwargs)
+
+    def __getattr__(self, name):
+        # Only reached for names the class lacks: an ndarray method jitc does not compile
+        # (x.cumsum(), x.sort(), x.view()) is an UnsupportedError, never a silent fallback.
+        if not name.startswith("__") and hasattr(np.ndarray, name):
+            raise UnsupportedAttribute(f"ndarray.{name} is not supported on a traced array"
+                                   f"{where()}; see the NumPy surface in the README")
+        raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     # -- indexing
     def __getitem__(self, key):
@@ -150,7 +172,7 @@ class Tracer:
         return api.ravel(self, order)
 
     def copy(self, order="C"):
-        return api.copy(self)
+        return self  # values are immutable; a NumPy scalar's .copy() stays a scalar
 
     def dot(self, other):
         return api.dot(self, other)
@@ -197,8 +219,8 @@ class Tracer:
 
 def _binary(ufunc, reflected=False):
     if reflected:
-        return lambda self, other: api.ufunc_dispatch(ufunc, "__call__", (other, self), {})
-    return lambda self, other: api.ufunc_dispatch(ufunc, "__call__", (self, other), {})
+        return lambda self, other: api.apply_operator(ufunc, (other, self))
+    return lambda self, other: api.apply_operator(ufunc, (self, other))
 
 
 for _name, _ufunc in [
@@ -212,7 +234,7 @@ for _name, _ufunc in [
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
-Tracer.__neg__ = lambda self: api.ufunc_dispatch(np.negative, "__call__", (self,), {})
-Tracer.__pos__ = lambda self: api.ufunc_dispatch(np.positive, "__call__", (self,), {})
-Tracer.__abs__ = lambda self: api.ufunc_dispatch(np.absolute, "__call__", (self,), {})
-Tracer.__invert__ = lambda self: api.ufunc_dispatch(np.invert, "__call__", (self,), {})
+Tracer.__neg__ = lambda self: api.apply_operator(np.negative, (self,))
+Tracer.__pos__ = lambda self: api.apply_operator(np.positive, (self,))
+Tracer.__abs__ = lambda self: api.apply_operator(np.absolute, (self,))
+Tracer.__invert__ = lambda self: api.apply_operator(np.invert, (self,))

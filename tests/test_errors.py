@@ -1,0 +1,379 @@
+"""Errors say what went wrong, where in the user's code, and how to fix it.
+
+Every message is checked for the NumPy function (or parameter) it is about and, for trace-time
+errors, the user's file:line, i.e. the line of THIS file that made the call.
+"""
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jitc
+from jitc.errors import JitcError, ShapeError, TracerError, UnsupportedError
+
+HERE = os.path.abspath(__file__)
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def _line_of(fn, text):
+    """The line number in this file of the source line of `fn` containing `text`."""
+    lines, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if text in line:
+            return start + i
+    raise AssertionError(f"{text!r} not in the source of {fn.__name__}")
+
+
+def _raises(exc, fn, *args, backend="reference", **jit_kwargs):
+    with pytest.raises(exc) as info:
+        jitc.jit(fn, backend=backend, **jit_kwargs)(*args)
+    return str(info.value)
+
+
+def _assert_at(message, fn, text):
+    assert f"{HERE}:{_line_of(fn, text)}" in message, message
+
+
+# ----------------------------------------------------------------------------- unsupported
+
+
+def uses_sort(x):
+    return np.sort(x) * 2
+
+
+def uses_cumsum(x):
+    y = x + 1
+    return np.cumsum(y)
+
+
+def uses_setitem(x):
+    y = x * 2
+    y[0] = 1.0
+    return y
+
+
+def uses_linalg(x):
+    return np.linalg.inv(x[:, :3])
+
+
+def uses_method(x):
+    return x.cumsum(axis=0)
+
+
+def uses_mask(x):
+    return x[x > 3]
+
+
+def uses_nonzero(x):
+    return np.where(x > 3)
+
+
+def uses_accumulate(x):
+    return np.add.accumulate(x)
+
+
+def uses_out(x):
+    return np.exp(x, out=x)
+
+
+def uses_diag_einsum(x):
+    return np.einsum("ii->i", x[:, :3])
+
+
+@pytest.mark.parametrize("fn,name,line", [
+    (uses_sort, "np.sort", "np.sort(x)"),
+    (uses_cumsum, "np.cumsum", "np.cumsum(y)"),
+    (uses_setitem, "x[...] = v", "y[0] = 1.0"),
+    (uses_linalg, "np.linalg.inv", "np.linalg.inv"),
+    (uses_method, "ndarray.cumsum", "x.cumsum"),
+    (uses_mask, "boolean mask", "x[x > 3]"),
+    (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
+    (uses_accumulate, "np.add.accumulate", "np.add.accumulate(x)"),
+    (uses_out, "out=", "np.exp(x, out=x)"),
+    (uses_diag_einsum, "einsum", "np.einsum"),
+])
+def test_unsupported_names_the_function_and_the_users_line(fn, name, line):
+    before = X.copy()
+    message = _raises(UnsupportedError, fn, X)
+    assert name in message, message
+    _assert_at(message, fn, line)
+    assert np.array_equal(X, before)
+
+
+def test_unsupported_is_a_jitc_error_and_never_a_silent_numpy_fallback():
+    assert issubclass(UnsupportedError, JitcError)
+    with pytest.raises(UnsupportedError):
+        jitc.jit(uses_sort, backend="reference").lower(jitc.spec("f32[3,4]"))
+
+
+def test_unsupported_methods_still_look_missing_to_hasattr():
+    seen = {}
+
+    def f(x):
+        seen["has"] = hasattr(x, "cumsum")
+        return x + 1
+
+    jitc.jit(f, backend="reference")(X)
+    assert seen["has"] is False
+
+
+def test_unknown_attributes_are_attribute_errors():
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        jitc.jit(lambda x: x.no_such_thing, backend="reference")(X)
+
+
+# ----------------------------------------------------------------------------- tracer errors
+
+
+def branches(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def loops(x):
+    while x.max() > 1:
+        x = x / 2
+    return x
+
+
+def uses_int(x):
+    return x[: int(x.sum())]
+
+
+def uses_float(x):
+    return float(x[0, 0]) * x
+
+
+def uses_bool(x):
+    return bool(x.any())
+
+
+def uses_and(x):
+    return (x > 0) and (x < 5)
+
+
+def uses_item(x):
+    return x.sum().item()
+
+
+def uses_index(x):
+    return np.zeros(3)[x.argmax()] + range(x.argmax())[0]
+
+
+def uses_asarray(x):
+    return np.asarray(x)
+
+
+@pytest.mark.parametrize("fn,what,line", [
+    (branches, "bool()", "if x.sum() > 0"),
+    (loops, "bool()", "while x.max() > 1"),
+    (uses_int, "int()", "int(x.sum())"),
+    (uses_float, "float()", "float(x[0, 0])"),
+    (uses_bool, "bool()", "bool(x.any())"),
+    (uses_and, "bool()", "(x > 0) and (x < 5)"),
+    (uses_item, ".item()", "x.sum().item()"),
+    (uses_asarray, "np.asarray", "np.asarray(x)"),
+])
+def test_python_control_flow_on_traced_values_says_what_to_do(fn, what, line):
+    message = _raises(TracerError, fn, X)
+    assert what in message, message
+    assert "np.where" in message and "static" in message, message
+    _assert_at(message, fn, line)
+
+
+def test_tracer_errors_are_type_errors_too():
+    assert issubclass(TracerError, TypeError) and issubclass(TracerError, JitcError)
+    with pytest.raises(TypeError):
+        jitc.jit(uses_index, backend="reference")(X)
+
+
+def test_a_static_argument_makes_the_branch_legal():
+    def f(x, flip):
+        return -x if flip else x
+
+    g = jitc.jit(f, backend="reference", static_argnames="flip")
+    np.testing.assert_array_equal(g(X, flip=True), -X)
+    np.testing.assert_array_equal(g(X, flip=False), X)
+
+
+# ----------------------------------------------------------------------------- shape errors
+
+
+def bad_matmul(x):
+    y = x * 2
+    return y @ y
+
+
+def bad_add(x):
+    return x + np.ones(5, np.float32)
+
+
+def bad_concat(x):
+    return np.concatenate([x, x.T])
+
+
+def bad_where(x):
+    return np.where(x > 0, x, np.zeros((2, 2)))
+
+
+def bad_einsum(x):
+    return np.einsum("ij,jk->ik", x, x)
+
+
+def bad_tensordot(x):
+    return np.tensordot(x, x, axes=([0], [1]))
+
+
+def bad_broadcast(x):
+    return np.broadcast_to(x, (4, 3))
+
+
+@pytest.mark.parametrize("fn,op,shapes,line", [
+    (bad_matmul, "matmul", ["(3, 4)"], "y @ y"),
+    (bad_add, "np.add", ["(3, 4)", "(5,)"], "x + np.ones"),
+    (bad_concat, "np.concatenate", ["(3, 4)", "(4, 3)"], "np.concatenate"),
+    (bad_where, "np.where", ["(3, 4)", "(2, 2)"], "np.where"),
+    (bad_einsum, "einsum", [], "np.einsum"),
+    (bad_tensordot, "tensordot", ["(3, 4)"], "np.tensordot"),
+    (bad_broadcast, "broadcast_to", ["(3, 4)", "(4, 3)"], "np.broadcast_to"),
+])
+def test_shape_errors_name_the_op_the_shapes_and_the_line(fn, op, shapes, line):
+    with pytest.raises(ValueError) as info:  # ShapeError is a ValueError, as NumPy's are
+        jitc.jit(fn, backend="reference")(X)
+    message = str(info.value)
+    assert op in message, message
+    for s in shapes:
+        assert s in message, message
+    _assert_at(message, fn, line)
+
+
+def test_shape_errors_are_jitc_shape_errors():
+    with pytest.raises(ShapeError):
+        jitc.jit(bad_matmul, backend="reference")(X)
+
+
+def test_axis_and_index_errors_match_numpys_types():
+    with pytest.raises(np.exceptions.AxisError):
+        jitc.jit(lambda x: x.sum(axis=2), backend="reference")(X)
+    with pytest.raises(IndexError, match="out of bounds"):
+        jitc.jit(lambda x: x[3], backend="reference")(X)
+    with pytest.raises(IndexError, match="too many indices"):
+        jitc.jit(lambda x: x[0, 0, 0], backend="reference")(X)
+
+
+# ----------------------------------------------------------------------------- Compiled signatures
+
+
+def _layer(x, w):
+    return np.tanh(x @ w)
+
+
+def test_compiled_with_a_wrong_dtype_is_a_type_error_naming_the_parameter():
+    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
+                                                    jitc.spec("f32[4,3]")).compile()
+    with pytest.raises(TypeError, match=r"'w'.*float32.*float64"):
+        c(np.ones((2, 4), np.float32), np.ones((4, 3), np.float64))
+    with pytest.raises(TypeError, match=r"'x'.*int32"):
+        c(np.ones((2, 4), np.int32), np.ones((4, 3), np.float32))
+
+
+def test_compiled_with_a_wrong_shape_is_a_value_error_naming_the_parameter():
+    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
+                                                    jitc.spec("f32[4,3]")).compile()
+    with pytest.raises(ValueError, match=r"'x'.*\(2, 4\).*\(3, 4\)"):
+        c(np.ones((3, 4), np.float32), np.ones((4, 3), np.float32))
+    with pytest.raises(ValueError, match=r"'w'"):
+        c(np.ones((2, 4), np.float32), np.ones((4,), np.float32))
+
+
+def test_compiled_with_the_wrong_number_of_arguments_is_a_type_error():
+    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
+                                                    jitc.spec("f32[4,3]")).compile()
+    with pytest.raises(TypeError):
+        c(np.ones((2, 4), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64, np.complex128, np.uint8, np.int8,
+                                   np.uint64, object])
+def test_unsupported_argument_dtypes_name_the_argument(dtype):
+    x = np.ones((2, 3), dtype=dtype)
+    with pytest.raises(UnsupportedError, match=r"argument 'vec'.*" + np.dtype(dtype).name):
+        jitc.jit(lambda mat, vec: mat * vec, backend="reference")(np.ones((2, 3)), x)
+
+
+def test_unsupported_scalars_and_constants_are_clear():
+    with pytest.raises(UnsupportedError, match="complex"):
+        jitc.jit(lambda x: x * 1j, backend="reference")(X)
+    w = np.ones(4, np.float16)  # fine where NumPy computes in a supported dtype: f32 * f16
+    assert jitc.jit(lambda x: x * w, backend="reference")(X).dtype == np.float32
+    with pytest.raises(UnsupportedError, match="float16"):
+        jitc.jit(lambda x: np.sin(x.astype(np.float16)), backend="reference")(X)
+
+
+@pytest.mark.parametrize("value", ["a string", b"bytes", object(), {1, 2}, len])
+def test_a_non_array_argument_says_to_mark_it_static(value):
+    with pytest.raises(TypeError, match=r"'mode'.*static"):
+        jitc.jit(lambda x, mode: x, backend="reference")(X, value)
+
+
+def test_specs_that_do_not_parse_say_the_format():
+    with pytest.raises(ValueError, match=r"f32\[1,512\]"):
+        jitc.spec("float[3]")
+    with pytest.raises(ValueError):
+        jitc.spec("f32[3")
+
+
+def test_an_unknown_backend_is_a_jitc_error_listing_the_backends():
+    with pytest.raises(JitcError, match="reference"):
+        jitc.jit(_layer, backend="tpu")
+
+
+# ----------------------------------------------------------------------------- robustness
+
+_CRASHERS = textwrap.dedent("""
+    import numpy as np, jitc, sys
+    backend = sys.argv[1]
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    cases = [
+        ("traced index out of range", lambda x, i: x[i], (x, np.array([0, 7, -9], np.int64))),
+        ("traced index INT_MIN", lambda x, i: x[i], (x, np.array([-2**31], np.int32))),
+        ("np.take out of range", lambda x, i: np.take(x, i, axis=1),
+         (x, np.array([100], np.int32))),
+        ("huge reshape", lambda x: x.reshape(-1, 1) * x.reshape(1, -1), (x,)),
+        ("zero-size everything", lambda x: (x[:0].sum(), x[:, :0] @ x[:, :0].T, x[:0][::-1]),
+         (x,)),
+        ("int division by zero", lambda x: (x // 0, x % 0, x.astype(np.int32) // 0),
+         (x.astype(np.int64),)),
+        ("INT_MIN // -1", lambda x: (x // -1, x % -1, -x, abs(x)),
+         (np.array([-2**63, -2**63 + 1], np.int64),)),
+        ("nan to int", lambda x: (x / 0).astype(np.int32), (x,)),
+        ("shift by 64", lambda x: (x << 64, x >> 64, x << -1), (x.astype(np.int64),)),
+    ]
+    for name, fn, args in cases:
+        try:
+            jitc.jit(fn, backend=backend)(*args)
+            print("ran", name, flush=True)
+        except Exception as e:
+            print("raised", name, type(e).__name__, flush=True)
+    print("survived")
+""")
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_hostile_inputs_never_crash_the_interpreter(backend):
+    if backend not in jitc.backends.available():
+        pytest.skip(f"backend {backend} is not available here")
+    out = subprocess.run([sys.executable, "-c", _CRASHERS, backend], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout}\n{out.stderr[-3000:]}"
+    assert out.stdout.strip().endswith("survived"), out.stdout
+    # An out-of-range traced index is an error (as in NumPy), never garbage memory.
+    for line in out.stdout.splitlines():
+        if "traced index" in line or "np.take" in line:
+            assert line.startswith("raised") and "IndexError" in line, out.stdout
