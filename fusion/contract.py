@@ -10,7 +10,8 @@ Nodes are `parameter`, `constant` (array constants live here, never inside bodie
 C-contiguous buffer), `dot_general` (a library call), `fusion`, or any other single
 primitive, which a backend runs as a one-op fusion of kind "reduction" (reduce, argmax,
 argmin) or "loop" (anything else); such a one-op body obeys the rules below except
-"no zero-size values". Every materialized value is a C-contiguous array of its shape.
+"no zero-size values". Every value a kernel writes is a C-contiguous array of its shape;
+parameters of the function may be any strided view.
 
 Every fusion body
 -----------------
@@ -43,9 +44,10 @@ R1. One or more reduce/argmax/argmin ops, all reading operands of the same shape
     A *row* is one index over K.
 R2. A reduce result is read only at its own row: through elementwise ops, reshapes that add
     or drop size-1 dims, and broadcast_in_dim back to S along R (the `("row", K)`
-    signature). Row values (results of reduces and the elementwise ops on them, shape
-    S[K] or S with R set to 1) are computed once per row, after the pass that finishes
-    the reduces they depend on; a backend hoists them out of the R loop.
+    signature). Row values -- values read under `("row", K')` with K' within K: reduce
+    results, the elementwise ops on them, and row-shaped inputs -- are computed once per
+    row (after the pass that finishes the reduces they depend on); a backend hoists them
+    out of the R loop. Values that depend on no reduce are read as in a loop fusion.
 R3. Passes: reduces are staged: stage(r) = 1 + the highest stage of a reduce r depends on
     (0 if none). For each row: pass s runs over R and accumulates every reduce of stage s;
     a last pass writes full outputs. A full-shaped expensive value read in several passes
@@ -73,6 +75,8 @@ M1. Made by merging sibling fusions that read a common input; two or more output
     It obeys L1-L2 when it has no reduce, and R1-R4 otherwise (one S, one R for all
     siblings). A backend emits it exactly as that kind with several outputs, reading each
     shared input once.
+M2. Fusions of kind loop, reduction and dot may have several outputs too (a producer merged
+    into its consumer, fusion/multi.py); every output obeys the output rule of its kind.
 """
 
 from __future__ import annotations

@@ -117,18 +117,35 @@ def _kind(body: Graph, siblings: bool) -> str:
 
 
 class _Clusters:
-    """Union-find over top-level nodes, with ancestor bitsets between clusters."""
+    """Union-find over top-level nodes, with ancestor and descendant bitsets of clusters
+    (kept transitively closed as clusters merge)."""
 
     def __init__(self, graph: Graph):
         self.graph = graph
         self.position = {n: i for i, n in enumerate(graph.nodes)}
         self.top = [n for n in graph.nodes if n.op != "parameter"]
         self.parent = {n: n for n in self.top}
+        self.group = {n: [n] for n in self.top}  # cluster root -> members in order
         self.siblings: set = set()  # cluster roots formed by a sibling merge
         self.bodies: dict = {}  # cluster root -> (body, operands, outputs, kind)
         self.users = graph.users()
         self.outputs = set(graph.outputs)
-        self._closure()
+        bit = {n: 1 << i for i, n in enumerate(self.top)}
+        self.bits = dict(bit)
+        self.anc: dict = {}
+        for n in self.top:  # topological order: operands are final before n
+            a = 0
+            for o in n.operands:
+                if o in bit:
+                    a |= bit[o] | self.anc[o]
+            self.anc[n] = a
+        self.desc: dict = {}
+        for n in reversed(self.top):
+            d = 0
+            for u in self.users[n]:
+                if u in bit:
+                    d |= bit[u] | self.desc[u]
+            self.desc[n] = d
 
     def find(self, n):
         while self.parent[n] is not n:
@@ -137,41 +154,30 @@ class _Clusters:
         return n
 
     def members(self, c) -> list[Node]:
-        return sorted((n for n in self.top if self.find(n) is c), key=self.position.__getitem__)
-
-    def _closure(self):
-        bit = {n: 1 << i for i, n in enumerate(self.top)}
-        self.bits: dict = {}
-        deps: dict = {}
-        for n in self.top:
-            c = self.find(n)
-            self.bits[c] = self.bits.get(c, 0) | bit[n]
-            deps.setdefault(c, set()).update(self.find(o) for o in n.operands if o in bit)
-        self.anc: dict = {}
-        order = list(dict.fromkeys(self.find(n) for n in self.top))
-        changed = True
-        while changed:  # clusters only merge along valid orders, so this settles quickly
-            changed = False
-            for c in order:
-                a = 0
-                for d in deps[c]:
-                    if d is not c:
-                        a |= self.bits[d] | self.anc.get(d, 0)
-                if self.anc.get(c) != a:
-                    self.anc[c] = a
-                    changed = True
+        return self.group[c]
 
     def independent(self, a, b) -> bool:
         return not (self.anc[a] & self.bits[b]) and not (self.anc[b] & self.bits[a])
 
     def only_direct(self, a, b) -> bool:
         """Does b depend on a only directly (no third cluster between them)?"""
+        return not (self.desc[a] & self.anc[b]) and not (self.anc[a] & self.bits[b])
+
+    def _union(self, a, b):
+        """Merge cluster b into a and keep the closure (no cycle may result)."""
+        self.parent[b] = a
+        self.group[a] = sorted(self.group[a] + self.group.pop(b), key=self.position.__getitem__)
+        bits = self.bits[a] | self.bits.pop(b)
+        anc = (self.anc[a] | self.anc.pop(b)) & ~bits
+        desc = (self.desc[a] | self.desc.pop(b)) & ~bits
+        self.bits[a], self.anc[a], self.desc[a] = bits, anc, desc
         for x in self.bits:
-            if x is a or x is b:
+            if x is a:
                 continue
-            if (self.anc[b] & self.bits[x]) and (self.anc[x] & self.bits[a]):
-                return False
-        return not (self.anc[a] & self.bits[b])
+            if self.anc[x] & bits:
+                self.anc[x] |= anc | bits
+            if self.desc[x] & bits:
+                self.desc[x] |= desc | bits
 
     def needed(self, members) -> list[Node]:
         inside = set(members)
@@ -179,7 +185,7 @@ class _Clusters:
                 if m in self.outputs or any(u not in inside for u in self.users[m])]
 
     def try_merge(self, a, b, siblings: bool) -> bool:
-        members = sorted(self.members(a) + self.members(b), key=self.position.__getitem__)
+        members = sorted(self.group[a] + self.group[b], key=self.position.__getitem__)
         outputs = self.needed(members)
         if not outputs:
             return False
@@ -193,12 +199,11 @@ class _Clusters:
         shared = cse(body.copy())
         if len(shared.outputs) == len(body.outputs) and _legal(shared, kind):
             body = shared
-        self.parent[b] = a
+        self._union(a, b)
         if sib:
             self.siblings.add(a)
         self.bodies.pop(b, None)
         self.bodies[a] = (body, operands, outputs, kind)
-        self._closure()
         return True
 
 
