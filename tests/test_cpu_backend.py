@@ -164,3 +164,29 @@ def test_new_batch_sizes_give_numpy_results(batch):
     f = jitc.jit(_softmax_layer, backend="cpu")
     args = _inputs(batch)
     np.testing.assert_allclose(f(*args), _softmax_layer(*args), rtol=2e-5, atol=1e-7)
+
+
+def _large_program(x, y, idx):
+    """1-d and 2-d kernels big enough to run split across threads (loops.py's parallel
+    paths): strided, reversed and broadcast reads, iota, concatenate, gather, reductions."""
+    n = x.shape[0]
+    a = np.tanh(x[::2] * 0.5 + y[::-2]) + np.arange(n // 2, dtype=np.float32) * 1e-6
+    b = np.concatenate([x[: n // 2], y[n // 2:]]) * 2.0 + 1.0
+    c = np.exp(-np.abs(x))[idx]
+    m = x.reshape(256, -1)
+    row = np.exp(m - m.max(axis=1, keepdims=True))
+    return a, b, c, row / row.sum(axis=1, keepdims=True), m.sum(axis=0)
+
+
+def test_kernels_split_across_threads_match_numpy():
+    from jitc.backends.cpu.loops import PARALLEL_MIN_ELEMENTS
+
+    n = 4 * PARALLEL_MIN_ELEMENTS
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    idx = rng.integers(-n, n, size=n // 2)
+    got = jitc.jit(_large_program, backend="cpu")(x, y, idx)
+    for g, want in zip(got, _large_program(x, y, idx)):
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=5e-5)  # float32 sums of 256

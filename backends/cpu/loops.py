@@ -101,6 +101,7 @@ class LoopKernel:
         self.arg_names: dict[Node, str] = {}
         self.inputs: list[Node] = []
         self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
+        self.chunk_slices: dict | None = None  # array -> its chunk's slice (1-d split loops)
         self._plan_iteration()
 
     # -- layout
@@ -164,6 +165,8 @@ class LoopKernel:
             if n in self.scratch and idx == self.index:
                 return f"{self.scratch[n]}[{self._inner_flat()}]"
             arr = self._array(n)
+            if self.chunk_slices is not None and idx == self.index:
+                return f"{self._chunk_slice(arr)}[j]"
             return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
         if op == "constant":
             return literal(n.attrs["value"][()], n.dtype)
@@ -266,6 +269,12 @@ class LoopKernel:
         sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
         return self.value(x, sub, memo)
 
+    def _chunk_slice(self, arr: str) -> str:
+        """`arr[lo:hi]` for this thread's chunk of a 1-d loop. Indexing the slice from 0
+        (rather than arr at lo + j) lets LLVM see a non-negative index and drop numba's
+        negative-index wraparound, which otherwise blocks vectorization of the loop."""
+        return self.chunk_slices.setdefault(arr, f"{arr}_c")
+
     def _inner_flat(self):
         terms, stride = [], 1
         for d in reversed(self.inner):
@@ -329,8 +338,13 @@ class LoopKernel:
             w.line(f"chunks = max(1, min({n} // 4096, 64))")
             w.line(f"for c in {rng}(chunks):")
             w.depth += 1
-            w.line(f"for i0 in range(c * {n} // chunks, (c + 1) * {n} // chunks):")
+            w.line(f"lo = c * {n} // chunks")
+            w.line(f"hi = (c + 1) * {n} // chunks")
+            slices_at, slices_depth = len(w.lines), w.depth
+            w.line("for j in range(hi - lo):")
             w.depth += 1
+            w.line("i0 = lo + j")
+            self.chunk_slices = {}
         else:
             outer = self.sz(n_outer)
             w.line(f"chunks = min({outer}, 64)" if self.parallel else "chunks = 1")
@@ -373,8 +387,11 @@ class LoopKernel:
                     self._arg_update(r, v)
             for k, o in writes:
                 v = self.value(o, self.index, memo)
-                w.line(f"{outs[k]}[{', '.join(self.index)}] = {v}" if self.index else
-                       f"{outs[k]}[()] = {v}")
+                if split_inner:
+                    w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
+                else:
+                    w.line(f"{outs[k]}[{', '.join(self.index)}] = {v}" if self.index else
+                           f"{outs[k]}[()] = {v}")
             for n in self.scratch:
                 if (n, self.index) in memo:
                     self.scratch_ready[n] = True
@@ -384,6 +401,9 @@ class LoopKernel:
             if not full:
                 v = self.value(o, idx, {})
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
+        if split_inner:
+            w.lines[slices_at:slices_at] = ["    " * slices_depth + f"{s} = {a}[lo:hi]"
+                                            for a, s in self.chunk_slices.items()]
         loop = w.lines[body_start:]
         args = ", ".join([self.arg_names[n] for n in self.inputs] + outs + ["n"])
         src = [f"def {self.name}({args}):"] + loop
