@@ -2,6 +2,7 @@
 
     jitc show examples/mlp.py:layer --arg f32[1,512] [--stage traced|optimized] [--format text|dot]
     jitc aot examples/lstm.py:step --arg f32[1,60] ... -o build/ [--target aarch64-linux]
+             [--name NAME] [--cpu generic|native|CPU] [--max-bytes N] [--emit-test]
     jitc size build/step
 """
 
@@ -122,7 +123,9 @@ def main(argv=None) -> int:
     aot_p.add_argument("--name", help="C symbol and file stem (default: the function name)")
     aot_p.add_argument("--target", dest="target_triple", default="host",
                        choices=("host", "x86_64-linux", "aarch64-linux"))
-    aot_p.add_argument("--cpu", default="generic", choices=("generic", "native"))
+    aot_p.add_argument("--cpu", default="generic",
+                       help="generic (portable baseline: x86-64-v2 / armv8-a), native, or an "
+                            "LLVM cpu name")
     aot_p.add_argument("--max-bytes", type=int, help="fail (exit 1) above this artifact size")
     aot_p.add_argument("--emit-test", action="store_true", help="also write a C test program")
     aot_p.set_defaults(run=cmd_aot)
@@ -133,6 +136,9 @@ def main(argv=None) -> int:
     try:
         return args.run(args)
     except CliError as e:
+        print(f"jitc {args.command}: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
         print(f"jitc {args.command}: {e}", file=sys.stderr)
         return 2
     except (JitcError, TypeError, ValueError) as e:

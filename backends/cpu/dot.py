@@ -29,8 +29,10 @@ def _prod(xs):
     return int(np.prod(list(xs), dtype=np.int64))
 
 
-def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz) -> list[str]:
-    """Statements computing `out` (C-contiguous, node.shape) = dot_general(lhs, rhs)."""
+def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz, blas: bool = True) -> list[str]:
+    """Statements computing `out` (C-contiguous, node.shape) = dot_general(lhs, rhs).
+
+    blas=False always emits the loop path (AOT objects have no BLAS to call)."""
     l, r = node.operands
     a = node.attrs
     lb, rb = list(a["lhs_batch"]), list(a["rhs_batch"])
@@ -38,7 +40,7 @@ def dot_lines(node: Node, lhs: str, rhs: str, out: str, sz) -> list[str]:
     lf, rf = dot_free_dims(l.ndim, lc, lb), dot_free_dims(r.ndim, rc, rb)
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
-    use_blas = node.dtype.kind == "f" and B * M * N * K >= BLAS_MIN_FLOPS and M * N * K > 0
+    use_blas = blas and node.dtype.kind == "f" and B * M * N * K >= BLAS_MIN_FLOPS and M * N * K > 0
     rows = M if B * M * N * K >= PARALLEL_MIN_FLOPS else 0
     B, M, K, N = sz(B), sz(M), sz(K), sz(N)
     lines = []

@@ -11,7 +11,7 @@ than computed twice. Sizes are literal: the kernel is specialized to its shapes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,8 @@ class KernelSource:
     inputs: list  # Nodes of the body whose arrays the kernel reads (params, array constants)
     outputs: list  # output Nodes of the body, in kernel argument order
     parallel: bool
+    # (name, elements, dtype) of scratch rows passed as arguments (LoopKernel scratch_args)
+    scratch: list = field(default_factory=list)
 
 
 _REDUCE_INIT = {
@@ -93,8 +95,11 @@ class Sizes:
 
 
 class LoopKernel:
-    def __init__(self, body: Graph, name: str, sizes: Sizes):
+    def __init__(self, body: Graph, name: str, sizes: Sizes, scratch_args: bool = False):
+        """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
+        np.empty inside the kernel; for AOT, whose kernels cannot allocate."""
         self.body = body
+        self.scratch_args = scratch_args
         self.name = name
         self.sz = sizes
         self.w = _Writer()
@@ -350,7 +355,7 @@ class LoopKernel:
             w.line(f"chunks = min({outer}, 64)" if self.parallel else "chunks = 1")
             w.line(f"for c in {rng}(chunks):")
             w.depth += 1
-            for scr, node in ((s, n) for n, s in self.scratch.items()):
+            for scr, node in ((s, n) for n, s in self.scratch.items() if not self.scratch_args):
                 w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
             w.line(f"for o in range(c * {outer} // chunks, (c + 1) * {outer} // chunks):")
             w.depth += 1
@@ -405,10 +410,13 @@ class LoopKernel:
             w.lines[slices_at:slices_at] = ["    " * slices_depth + f"{s} = {a}[lo:hi]"
                                             for a, s in self.chunk_slices.items()]
         loop = w.lines[body_start:]
-        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs + ["n"])
+        scratch = ([(s, inner_size, n.dtype) for n, s in self.scratch.items()]
+                   if self.scratch_args else [])
+        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs
+                         + [s for s, _, _ in scratch] + ["n"])
         src = [f"def {self.name}({args}):"] + loop
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs),
-                            list(body.outputs), self.parallel)
+                            list(body.outputs), self.parallel, scratch)
 
     def _arg_update(self, r, v):
         w = self.w

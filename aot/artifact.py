@@ -1,0 +1,186 @@
+"""`jitc.aot.compile(fn, *specs)` -> `Artifact`: trace, fuse, plan, link one object; write it out.
+
+Shapes are static (the specs), as in tfcompile; closure-captured arrays (weights) become
+read-only data in the object. `Artifact.write(dir)` writes NAME.o, NAME.h, libNAME.so (host
+targets, system C compiler), NAME.py (NumPy + ctypes loader), NAME.size.json and, with
+emit_test=True, NAME_test.c checking the object against NumPy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from jitc.aot import c_emit
+from jitc.aot.link import AotLinkError, build_object, resolve_triple
+from jitc.aot.loader import loader_source
+from jitc.aot.plan import Program, plan_program
+from jitc.aot.size import format_report, size_report
+from jitc.pytree import LEAF, flatten
+
+# "generic" is jitc's portable baseline per architecture. x86-64-v2 (SSE4.2, 2009+) rather
+# than LLVM's generic x86-64: without SSE4.1, floor/ceil/trunc/rint become libm calls.
+BASELINE_CPU = {"x86_64": "x86-64-v2", "aarch64": "generic"}
+
+
+def resolve_cpu(triple: str, cpu: str) -> str:
+    if cpu != "generic":
+        return cpu
+    return BASELINE_CPU.get(resolve_triple(triple).split("-")[0], "generic")
+
+
+@dataclass
+class Artifact:
+    """One compiled function: the object bytes and what describes it."""
+    name: str
+    triple: str
+    cpu: str
+    object: bytes
+    program: Program
+    arg_names: list
+    outputs: list  # (result index, 0-d scalar?) per returned value
+    single: bool  # the function returns one value, not a tuple
+    function: object = field(repr=False)  # the Python function, NumPy's oracle
+    origin: str = ""
+    _report: dict | None = field(default=None, repr=False)
+
+    @property
+    def plan(self):
+        return self.program.plan
+
+    @property
+    def source(self) -> str:
+        """The generated kernel module (numba source), for reading."""
+        return self.program.source
+
+    def header(self) -> str:
+        return c_emit.header(self.plan, self.arg_names, self.triple, self.cpu, self.origin)
+
+    def loader(self) -> str:
+        return loader_source(self.plan, self.arg_names, self.outputs, self.single, self.origin)
+
+    def size_report(self) -> dict:
+        if self._report is None:
+            self._report = size_report(self.object, self.plan, self.program.kernel_names,
+                                       self.triple, self.cpu)
+        return self._report
+
+    def format_size_report(self) -> str:
+        return format_report(self.size_report())
+
+    def golden(self, seed: int = 0):
+        """(inputs, results) with results computed by NumPy running the Python function."""
+        rng = np.random.default_rng(seed)
+        inputs = []
+        for shape, dtype in self.plan.params:
+            dtype = np.dtype(dtype)
+            if dtype.kind == "f":
+                a = rng.standard_normal(shape).astype(dtype)
+            elif dtype.kind == "b":
+                a = rng.random(shape) < 0.5
+            else:
+                a = rng.integers(-100, 100, shape).astype(dtype)
+            inputs.append(np.asarray(a, dtype))
+        with np.errstate(all="ignore"):
+            out = self.function(*[a.copy() for a in inputs])
+        leaves, _ = flatten(out)
+        results = [None] * len(self.plan.results)
+        for (k, _), leaf in zip(self.outputs, leaves):
+            shape, dtype = self.plan.results[k]
+            results[k] = np.asarray(leaf).astype(dtype).reshape(shape)
+        return inputs, results
+
+    def is_host(self) -> bool:
+        host = llvm.get_process_triple().split("-")[0]
+        return self.triple.split("-")[0] == host
+
+    def write(self, directory: str, emit_test: bool = False) -> dict:
+        """Write the files; returns {kind: path}. libNAME.so is built for host targets only."""
+        os.makedirs(directory, exist_ok=True)
+        paths = {}
+
+        def put(kind, filename, data):
+            path = os.path.join(directory, filename)
+            with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
+            paths[kind] = path
+            return path
+
+        n = self.name
+        obj = put("object", f"{n}.o", self.object)
+        put("header", f"{n}.h", self.header())
+        put("loader", f"{n}.py", self.loader())
+        put("kernels", f"{n}.kernels.py", self.source)
+        if self.is_host():
+            cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+            if cc is None:
+                raise AotLinkError("no C compiler (cc) found to link lib{n}.so")
+            so = os.path.join(directory, f"lib{n}.so")
+            run = subprocess.run([cc, "-shared", "-o", so, obj], capture_output=True,
+                                 text=True)
+            if run.returncode:
+                raise AotLinkError(f"{cc} could not link lib{n}.so:\n{run.stderr}")
+            paths["library"] = so
+        put("size", f"{n}.size.json", json.dumps(self.size_report(), indent=1) + "\n")
+        if emit_test:
+            inputs, results = self.golden()
+            put("test", f"{n}_test.c", c_emit.test_program(self.plan, inputs, results))
+        return paths
+
+
+def _specs(specs):
+    from jitc.specs import ShapeDtype, spec
+
+    out = []
+    for s in specs:
+        if isinstance(s, str):
+            s = spec(s)
+        elif isinstance(s, np.ndarray):
+            s = ShapeDtype(s.shape, s.dtype)
+        if not isinstance(s, ShapeDtype):
+            raise TypeError(f"AOT arguments are specs such as 'f32[1,60]', jitc.ShapeDtype or "
+                            f"arrays, not {type(s).__name__}")
+        out.append(s)
+    return out
+
+
+def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str = "generic",
+            progress=None) -> Artifact:
+    """Compile `fn` for fixed argument specs into a self-contained object for `target`
+    ("host", "x86_64-linux", "aarch64-linux"); cpu "generic" (portable baseline), "native"
+    (this machine) or an LLVM cpu name. `progress(stage)` is called before each stage."""
+    import jitc
+    from jitc.api import Jitted
+    from jitc.fusion import optimize
+
+    say = progress or (lambda stage: None)
+    jitted = fn if isinstance(fn, Jitted) else jitc.jit(fn)
+    name = name or jitted.__name__
+    say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
+    lowered = jitted.lower(*_specs(specs))
+    if any(weak for _, _, weak in lowered.arg_types):
+        raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
+    outputs = []
+    for s in lowered.out_specs:
+        if s[0] != "graph":
+            raise AotLinkError(f"{name}: the function returns a Python value ({s[1]!r}) "
+                               f"that does not depend on its arguments; AOT returns arrays")
+        outputs.append((s[1], bool(s[2])))
+    say("optimizing and fusing the graph")
+    graph = optimize(lowered.graph)
+    program = plan_program(graph, name)
+    triple = resolve_triple(target)
+    cpu = resolve_cpu(target, cpu)
+    say(f"compiling {len(set(map(id, program.kernels.values())))} kernels "
+        f"({len(program.plan.calls)} calls) for {triple}, cpu {cpu}")
+    obj = build_object(program.kernels, program.plan, target, cpu)
+    origin = getattr(jitted.fun, "__module__", "") or ""
+    origin = f"{origin}.{jitted.fun.__qualname__}" if origin else jitted.fun.__qualname__
+    return Artifact(name, triple, cpu, obj, program, list(lowered.arg_names), outputs,
+                    lowered.out_tree == LEAF, jitted.fun, origin)

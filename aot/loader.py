@@ -1,0 +1,160 @@
+"""NAME.py: the Python loader of an artifact, needing only NumPy and ctypes.
+
+It checks every argument (ndarray, dtype, shape) and raises ValueError naming the argument,
+so a mistake is an exception, never a crash in C; non-contiguous or misaligned inputs are
+copied. Results are fresh arrays; the temp arena is one per thread, reused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitc.aot.link import EntryPlan
+
+TEMPLATE = '''\
+"""Loader for the jitc AOT artifact {name} ({origin}); needs only NumPy and ctypes.
+
+    from {name} import {name}
+    {call}
+"""
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["{name}", "ARGS", "RESULTS", "TEMP_BYTES"]
+
+ARGS = {args!r}  # (name, shape, dtype) per argument
+RESULTS = {results!r}  # (shape, dtype) per result of the C entry
+OUTPUTS = {outputs!r}  # (result index, 0-d scalar?) per returned value
+SINGLE = {single!r}  # one returned value, not a tuple
+TEMP_BYTES = {temp_bytes}
+
+_lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib{name}.so"))
+_entry = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * {n_ptrs})(("{name}", _lib))
+_lib.{name}_temp_bytes.restype = ctypes.c_size_t
+_lib.{name}_temp_bytes.argtypes = []
+if _lib.{name}_temp_bytes() != TEMP_BYTES:
+    raise ImportError("lib{name}.so does not match {name}.py (temp bytes differ): rebuild both")
+
+_dtypes = [np.dtype(d) for _, _, d in ARGS]
+_shapes = [tuple(shape) for _, shape, _ in ARGS]
+_strides = [tuple(d.itemsize * int(np.prod(s[k + 1:], dtype=np.int64))
+                  for k in range(len(s))) for s, d in zip(_shapes, _dtypes)]
+_rdtypes = [np.dtype(d) for _, d in RESULTS]
+_rshapes = [tuple(shape) for shape, _ in RESULTS]
+_ndarray, _empty = np.ndarray, np.empty
+_from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
+_local = threading.local()
+
+
+def _new_arena():
+    buf = np.zeros(TEMP_BYTES + 64, np.uint8)
+    base = _addressof(_from_buffer(buf))
+    _local.arena = (buf, base + (-base % 64))
+    _local.address = _local.arena[1]
+    return _local.address
+
+
+def _slow(a, k):
+    """Check argument k; a C-contiguous, aligned, writable-or-copied array (or ValueError)."""
+    name, shape, dtype = ARGS[k][0], _shapes[k], _dtypes[k]
+    if not isinstance(a, np.ndarray):
+        raise ValueError(f"{name}: argument {{name!r}} must be a numpy.ndarray of "
+                         f"{{dtype}}{{list(shape)}}, got {{type(a).__name__}}")
+    if a.dtype != dtype:
+        raise ValueError(f"{name}: argument {{name!r}} has dtype {{a.dtype}}, expected "
+                         f"{{dtype}} (compiled for {{dtype}}{{list(shape)}})")
+    if a.shape != shape:
+        what = "rank" if a.ndim != len(shape) else "shape"
+        raise ValueError(f"{name}: argument {{name!r}} has {{what}} {{a.ndim}}-d "
+                         f"{{list(a.shape)}}, expected {{list(shape)}} (shapes are static "
+                         f"in an AOT artifact)")
+    return np.array(a, dtype=dtype, order="C", copy=True)  # strided, misaligned or read-only
+
+
+def _address(a, k):
+    """The data address of argument k, copying it first when it is not usable as is."""
+    if (type(a) is not _ndarray or a.dtype is not _dtypes[k] or a.shape != _shapes[k]
+            or a.strides != _strides[k]):
+        a = _slow(a, k)
+    if not a.nbytes:
+        return None, a
+    try:
+        p = _addressof(_from_buffer(a))
+    except TypeError:  # read-only
+        a = _slow(a, k)
+        p = _addressof(_from_buffer(a))
+    if p % _dtypes[k].itemsize:
+        a = _slow(a, k)
+        p = _addressof(_from_buffer(a))
+    return p, a
+
+
+{function}
+'''
+
+
+def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> str:
+    """The call, unrolled per argument: the common case (an ndarray of the exact dtype, shape
+    and C strides) costs a few attribute reads; anything else goes through `_slow`."""
+    name = plan.name
+    n = len(plan.params)
+    lines = [f"def {name}(*arrays):", f'    """{doc}"""', f"    if len(arrays) != {n}:",
+             f'        raise ValueError(f"{name}: expected {n} arguments ({", ".join(arg_names)})'
+             f', got {{len(arrays)}}")']
+    if n:
+        lines.append(f"    {', '.join(f'a{k}' for k in range(n))}, = arrays")
+    for k, (shape, dtype) in enumerate(plan.params):
+        size = int(np.prod(shape, dtype=np.int64))
+        if size == 0:
+            lines.append(f"    p{k}, a{k} = _address(a{k}, {k})")
+            continue
+        align = np.dtype(dtype).itemsize - 1
+        lines += [
+            "    try:",
+            f"        if not (type(a{k}) is _ndarray and a{k}.dtype is _dtypes[{k}] and "
+            f"a{k}.shape == _shapes[{k}]",
+            f"                and a{k}.strides == _strides[{k}]):",
+            "            raise TypeError",
+            f"        p{k} = _addressof(_from_buffer(a{k}))",
+            *([f"        if p{k} & {align}:", "            raise TypeError"] if align else []),
+            "    except TypeError:",
+            f"        p{k}, a{k} = _address(a{k}, {k})",
+        ]
+    for k, (shape, _) in enumerate(plan.results):
+        lines.append(f"    r{k} = _empty(_rshapes[{k}], _rdtypes[{k}])")
+        size = int(np.prod(shape, dtype=np.int64))
+        lines.append(f"    q{k} = _addressof(_from_buffer(r{k}))" if size else f"    q{k} = None")
+    if plan.temp_bytes:
+        lines += ["    try:", "        t = _local.address", "    except AttributeError:",
+                  "        t = _new_arena()"]
+    else:
+        lines.append("    t = None")
+    ptrs = [f"p{k}" for k in range(n)] + [f"q{k}" for k in range(len(plan.results))] + ["t"]
+    lines += [f"    status = _entry({', '.join(ptrs)})", "    if status:",
+              f'        raise RuntimeError(f"{name}: the compiled code failed with status '
+              f'{{status}} (an index out of bounds?)")']
+    values = [f"r{k}[()]" if scalar else f"r{k}" for k, scalar in outputs]
+    if single:
+        lines.append(f"    return {values[0]}")
+    else:
+        lines.append(f"    return ({', '.join(values)}{',' if len(values) == 1 else ''})")
+    return "\n".join(lines) + "\n"
+
+
+def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str) -> str:
+    """outputs: (result index, scalar) per value the function returns."""
+    args = tuple((n, tuple(s), str(d)) for n, (s, d) in zip(arg_names, plan.params))
+    results = tuple((tuple(s), str(d)) for s, d in plan.results)
+    call = f"out = {plan.name}({', '.join(arg_names)})"
+    doc = (f"{plan.name}({', '.join(arg_names)}) -> "
+           + ("one array" if single else f"a tuple of {len(outputs)} arrays")
+           + "; numpy arrays of exactly the compiled dtypes and shapes")
+    text = TEMPLATE.format(
+        name=plan.name, origin=origin, call=call, args=args, results=results,
+        outputs=tuple(outputs), single=single, temp_bytes=plan.temp_bytes,
+        n_ptrs=len(plan.params) + len(plan.results) + 1, function="{function}")
+    return text.replace("{function}", _function(plan, arg_names, outputs, single, doc))
