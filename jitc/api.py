@@ -24,6 +24,9 @@ if "compiles" in config.LOG and not log.handlers:
     log.setLevel(logging.INFO)
 
 _WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+# Traces in progress (any thread). While one runs, calls skip the fast path: a Tracer has a
+# shape and dtype too, and a jitted function called inside a trace must be inlined.
+TRACES_ACTIVE = [0]
 
 
 def _leaf_signature(leaf):
@@ -109,7 +112,7 @@ class Jitted:
         return dyn, dyn_kw, static_key
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:  # the fast path: positional arrays of shapes seen before
+        if not kwargs and not TRACES_ACTIVE[0]:  # fast path: positional arrays seen before
             try:
                 fast = self._fast[tuple([(a.shape, a.dtype) for a in args])]
             except (AttributeError, KeyError, TypeError):
@@ -120,13 +123,14 @@ class Jitted:
             return self.fun(*args, **kwargs)
         dyn, dyn_kw, static = self._split(args, kwargs)
         leaves, tree = flatten((dyn, dyn_kw))
-        key = (tree, static, tuple(map(_leaf_signature, leaves)))
-        compiled = self._cache.get(key)
-        if compiled is None:
+        if TRACES_ACTIVE[0]:
             from jitc.numpy_api import is_tracer
 
             if any(is_tracer(leaf) for leaf in leaves):  # called inside another trace: inline
                 return self.fun(*args, **kwargs)
+        key = (tree, static, tuple(map(_leaf_signature, leaves)))
+        compiled = self._cache.get(key)
+        if compiled is None:
             compiled = self._compile(args, kwargs, key)
             result = compiled.call_flat(leaves)
             if (not kwargs and not static and args
@@ -192,7 +196,9 @@ class Lowered:
         self.arg_names = arg_names
         self.arg_types = arg_types  # (shape, dtype, weak) per leaf
         self.out_tree = out_tree
-        self.out_specs = out_specs  # per output leaf: ("graph", index, scalar) | ("static", v)
+        # per output leaf: ("graph", index, scalar) | ("static", v); scalar is False (an array),
+        # True (a NumPy scalar) or the type of a Python scalar result
+        self.out_specs = out_specs
 
     def as_text(self) -> str:
         return str(self.graph)
@@ -220,8 +226,10 @@ class Compiled:
         results = []
         for spec in self.lowered.out_specs:
             if spec[0] == "graph":
-                value = outs[spec[1]]
-                results.append(value[()] if spec[2] else value)
+                value, scalar = outs[spec[1]], spec[2]
+                if scalar:
+                    value = value[()] if scalar is True else scalar(value[()])
+                results.append(value)
             else:
                 results.append(spec[1])
         return unflatten(self.lowered.out_tree, results)

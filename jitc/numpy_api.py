@@ -95,7 +95,7 @@ def _dtype_key(x):
     """What NumPy's type resolution sees: a dtype, or the Python type of a weak scalar."""
     if is_tracer(x):
         if x.weak:
-            return float if x.dtype.kind == "f" else int
+            return {"b": x.dtype, "i": int, "f": float}[x.dtype.kind]
         return x.dtype
     if _is_pyscalar(x):
         return type(x)
@@ -182,6 +182,8 @@ def apply_operator(ufunc, inputs):
     """
     if ufunc is np.matmul:
         return matmul(*inputs)
+    if ufunc in _PYTHON_INT_ARITHMETIC and all(map(_is_python_value, inputs)):
+        inputs = tuple(map(_bool_as_python_int, inputs))  # True + True == 2 in Python
     base, exponent = (inputs + (None,))[:2]
     if ufunc is np.power and is_tracer(base) and base.scalar:
         return apply_ufunc(ufunc, inputs, weak_result=True, sqrt_fast_path=False)
@@ -189,6 +191,27 @@ def apply_operator(ufunc, inputs):
             and base.dtype == np.dtype(bool) and not base.scalar):
         return apply_ufunc(np.square, (base,))  # NumPy's x ** 2 fast path: int8 for bools
     return apply_ufunc(ufunc, inputs, weak_result=True)
+
+
+# Python operators that treat a bool as the int 0/1 (NumPy's bool loops would not).
+_PYTHON_INT_ARITHMETIC = frozenset({
+    np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder,
+    np.power, np.negative, np.positive, np.absolute, np.invert,
+})
+
+
+def _is_python_value(x) -> bool:
+    """A Python scalar, concrete or traced (a Python scalar argument)."""
+    return type(x) in (bool, int, float) or (is_tracer(x) and x.weak)
+
+
+def _bool_as_python_int(x):
+    if type(x) is bool:
+        return int(x)
+    if is_tracer(x) and x.dtype.kind == "b":
+        return _tracer_type()(x.ctx, lax.convert(x, np.dtype(np.int64)).node, weak=True,
+                              scalar=True)
+    return x
 
 
 def _is_static_half(x) -> bool:

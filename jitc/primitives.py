@@ -69,12 +69,23 @@ def _ufunc_impl(name):
     return impl
 
 
+def _power_impl(x, y):
+    """pow, elementwise. NumPy's float power loop computes a stride-0 exponent of 0.5 as
+    sqrt (nan at -inf, -0.0 at -0.0); the primitive means pow, so the exponent is passed
+    as an array of its own with a real stride."""
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    x = np.broadcast_to(x, shape).reshape(-1)
+    y = np.array(np.broadcast_to(y, shape)).reshape(-1)
+    return np.power(x, y).reshape(shape)
+
+
 for _name in ops.UNARY:
     _register(_name, _elementwise_rule(_name, False), _ufunc_impl(_name), n_operands=1)
 for _name in ops.PREDICATES:
     _register(_name, _elementwise_rule(_name, True), _ufunc_impl(_name), n_operands=1)
 for _name in ops.BINARY:
     _register(_name, _elementwise_rule(_name, False), _ufunc_impl(_name), n_operands=2)
+_register("power", _elementwise_rule("power", False), _power_impl, n_operands=2)
 for _name in ops.COMPARE:
     _register(_name, _elementwise_rule(_name, True), _ufunc_impl(_name), n_operands=2)
 

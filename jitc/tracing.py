@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from jitc.api import _WEAK_DTYPES, Lowered
+from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.dtypes import check_supported
 from jitc.numpy_api import is_tracer
 from jitc.pytree import flatten, leaf_paths
 from jitc.specs import ShapeDtype
 from jitc.trace import TraceContext
 
+_ACTIVE_LOCK = threading.Lock()
+
 
 def _abstract(leaf, name):
     """(shape, dtype, weak, scalar) of one argument leaf, or a clear error naming it."""
     t = type(leaf)
     if t in _WEAK_DTYPES:
-        return (), _WEAK_DTYPES[t], t is not bool, True
+        return (), _WEAK_DTYPES[t], True, True
     if isinstance(leaf, ShapeDtype):
         return leaf.shape, leaf.dtype, False, False
     if isinstance(leaf, np.generic):
@@ -58,16 +62,33 @@ def trace(jitted, args, kwargs, dyn, dyn_kw) -> Lowered:
     call_args = [a if i in jitted._static_nums else _replace(a, it) for i, a in enumerate(args)]
     call_kw = {k: v if k in jitted._static_names else _replace(v, it)
                for k, v in sorted(kwargs.items())}
-    out = jitted.fun(*call_args, **call_kw)
+    with _ACTIVE_LOCK:
+        TRACES_ACTIVE[0] += 1
+    try:
+        out = jitted.fun(*call_args, **call_kw)
+    finally:
+        with _ACTIVE_LOCK:
+            TRACES_ACTIVE[0] -= 1
     out_leaves, out_tree = flatten(out)
     specs = []
     for leaf in out_leaves:
         if is_tracer(leaf):
-            specs.append(("graph", len(ctx.graph.outputs), leaf.scalar))
+            specs.append(("graph", len(ctx.graph.outputs), _scalar_kind(leaf)))
             ctx.graph.outputs.append(leaf.node)
         else:
             specs.append(("static", leaf))
     return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs)
+
+
+_PYTHON_TYPES = {"b": bool, "i": int, "f": float}
+
+
+def _scalar_kind(leaf):
+    """How a result leaf comes back: False (an array), True (a NumPy scalar), or the Python
+    type of a Python scalar (s * 2 on a Python int argument is a Python int in NumPy code)."""
+    if leaf.weak and leaf.node.shape == ():
+        return _PYTHON_TYPES[leaf.dtype.kind]
+    return leaf.scalar
 
 
 def _replace(tree, tracers):

@@ -84,9 +84,6 @@ def test_jit_on_a_method(backend):
     _same(layer(X), X @ W)
 
 
-@pytest.mark.xfail(strict=True, reason="api.py Jitted.__call__ computes _leaf_signature of a "
-                   "Tracer (np.asarray -> TracerError) before its is_tracer check, and its "
-                   "fast path would run a compiled function on Tracers of a seen shape")
 def test_a_jitted_function_called_inside_another_is_inlined(backend):
     inner = jitc.jit(lambda x: np.exp(x) + 1, backend=backend)
     inner(X)  # compiled for X's shape: the call inside the trace must not use it
