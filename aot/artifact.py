@@ -20,7 +20,7 @@ import numpy as np
 from jitc.aot import c_emit
 from jitc.aot.link import AotLinkError, build_object, resolve_triple
 from jitc.aot.loader import loader_source
-from jitc.aot.plan import Program, plan_program
+from jitc.aot.plan import Program, plan_aot
 from jitc.aot.size import format_report, size_report
 from jitc.pytree import LEAF, flatten
 
@@ -174,7 +174,7 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
         outputs.append((s[1], bool(s[2])))
     say("optimizing and fusing the graph")
     graph = optimize(lowered.graph)
-    program = plan_program(graph, name)
+    program = plan_aot(graph, name)
     triple = resolve_triple(target)
     cpu = resolve_cpu(target, cpu)
     say(f"compiling {len(set(map(id, program.kernels.values())))} kernels "

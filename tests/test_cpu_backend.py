@@ -179,9 +179,9 @@ def _large_program(x, y, idx):
 
 
 def test_kernels_split_across_threads_match_numpy():
-    from jitc.backends.cpu.loops import PARALLEL_MIN_ELEMENTS
+    from jitc.backends.cpu.launcher import PARALLEL_MIN_WORK
 
-    n = 4 * PARALLEL_MIN_ELEMENTS
+    n = 4 * PARALLEL_MIN_WORK
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n, dtype=np.float32)
     y = rng.standard_normal(n, dtype=np.float32)

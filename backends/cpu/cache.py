@@ -68,8 +68,14 @@ def load_module(source: str):
     _clear_unless_sealed(path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # registered before it runs: a cfunc compiles while the module executes, and numba
+    # names the module of its cached environment from sys.modules
     sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
 
 

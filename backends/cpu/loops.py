@@ -3,10 +3,15 @@ reductions over one iteration space.
 
 The iteration shape S is the shape every reduction reads (or the outputs' shape when there is
 none). Dims split into outer dims (kept) and inner dims (reduced; for plain loops, the last
-dim). For each outer index the kernel runs stages: a stage is one pass over the inner dims
-that finishes the reductions whose inputs are ready; the last pass writes full-shaped outputs.
-A row of an expensive value needed by a later pass is kept in a scratch row (in cache) rather
-than computed twice. Sizes are literal: the kernel is specialized to its shapes.
+dim). The kernel computes the outer rows [lo, hi) (a 1-d loop: the elements [lo, hi)), so a
+launcher can split them across threads. For each row the kernel runs stages: a stage is one
+pass over the inner dims that finishes the reductions whose inputs are ready; the last pass
+writes full-shaped outputs. A row of an expensive value needed by a later pass is kept in a
+scratch row (in cache) rather than computed twice. Every extent is read from the kernel's
+size vector `n`, so shapes that differ only in extents share the source and the compiled code.
+
+Kernel signature: `def NAME(inputs..., outputs..., [scratch rows...], lo, hi, n)`; arrays are
+C-contiguous with the shapes of their body nodes.
 """
 
 from __future__ import annotations
@@ -20,8 +25,6 @@ from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 
-PARALLEL_MIN_ELEMENTS = 1 << 16
-CHUNKS_PER_THREAD = 4
 
 
 class LayoutError(JitcError):
@@ -34,7 +37,9 @@ class KernelSource:
     source: str
     inputs: list  # Nodes of the body whose arrays the kernel reads (params, array constants)
     outputs: list  # output Nodes of the body, in kernel argument order
-    parallel: bool
+    rows: int  # size of the row space [lo, hi) ranges over
+    work: int  # elements computed: what the launcher weighs against starting threads
+    raises: bool  # the kernel can raise (an out-of-bounds gather index)
     # (name, elements, dtype) of scratch rows passed as arguments (LoopKernel scratch_args)
     scratch: list = field(default_factory=list)
 
@@ -127,9 +132,11 @@ class LoopKernel:
             self.inner = (len(self.shape) - 1,) if self.shape else ()
         self.outer = tuple(d for d in range(len(self.shape)) if d not in self.inner)
         self.index = tuple(f"i{d}" for d in range(len(self.shape)))
-        size = int(np.prod(self.shape, dtype=np.int64))
-        self.parallel = size >= PARALLEL_MIN_ELEMENTS
-        self.row_index = tuple(self.index[d] for d in self.outer)
+        # a 1-d loop: its rows are its elements, so a long vector splits across threads
+        self.flat = not self.outer and not self.reduces and len(self.shape) == 1
+        self.rows = (self.shape[0] if self.flat else
+                     int(np.prod([self.shape[d] for d in self.outer], dtype=np.int64)))
+        self.raises = any(n.op == "gather" for n in body.nodes)
 
     @staticmethod
     def _reduced_axes(r):
@@ -332,32 +339,20 @@ class LoopKernel:
         self.scratch = {n: f"row{k}" for k, n in enumerate(self._needs_scratch(stages, final))}
         self.scratch_ready: dict = {}
         outs = [f"out{k}" for k in range(len(body.outputs))]
-        n_outer = int(np.prod([self.shape[d] for d in self.outer], dtype=np.int64))
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
-        split_inner = self.parallel and not self.outer and not self.reduces
         body_start = len(w.lines)
-        rng = "prange" if self.parallel else "range"
 
-        if split_inner:  # one long 1-d loop: split it into chunks across threads
-            n = self.sz(self.shape[0])
-            w.line(f"chunks = max(1, min({n} // 4096, 64))")
-            w.line(f"for c in {rng}(chunks):")
-            w.depth += 1
-            w.line(f"lo = c * {n} // chunks")
-            w.line(f"hi = (c + 1) * {n} // chunks")
-            slices_at, slices_depth = len(w.lines), w.depth
+        if self.flat:  # rows are elements: each array is read through its [lo:hi] slice
+            slices_at = len(w.lines)
             w.line("for j in range(hi - lo):")
             w.depth += 1
             w.line("i0 = lo + j")
             self.chunk_slices = {}
         else:
-            outer = self.sz(n_outer)
-            w.line(f"chunks = min({outer}, 64)" if self.parallel else "chunks = 1")
-            w.line(f"for c in {rng}(chunks):")
-            w.depth += 1
-            for scr, node in ((s, n) for n, s in self.scratch.items() if not self.scratch_args):
-                w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
-            w.line(f"for o in range(c * {outer} // chunks, (c + 1) * {outer} // chunks):")
+            if not self.scratch_args:
+                for node, scr in self.scratch.items():
+                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
+            w.line("for o in range(lo, hi):")
             w.depth += 1
             rem = "o"
             for k, d in enumerate(self.outer):
@@ -379,7 +374,7 @@ class LoopKernel:
             if not ready and not writes:
                 continue
             depth = w.depth
-            if not split_inner:
+            if not self.flat:
                 for d in self.inner:
                     w.line(f"for i{d} in range({self.sz(self.shape[d])}):")
                     w.depth += 1
@@ -392,7 +387,7 @@ class LoopKernel:
                     self._arg_update(r, v)
             for k, o in writes:
                 v = self.value(o, self.index, memo)
-                if split_inner:
+                if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
                     w.line(f"{outs[k]}[{', '.join(self.index)}] = {v}" if self.index else
@@ -406,17 +401,18 @@ class LoopKernel:
             if not full:
                 v = self.value(o, idx, {})
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
-        if split_inner:
-            w.lines[slices_at:slices_at] = ["    " * slices_depth + f"{s} = {a}[lo:hi]"
+        if self.flat:
+            w.lines[slices_at:slices_at] = ["    " + f"{s} = {a}[lo:hi]"
                                             for a, s in self.chunk_slices.items()]
         loop = w.lines[body_start:]
         scratch = ([(s, inner_size, n.dtype) for n, s in self.scratch.items()]
                    if self.scratch_args else [])
         args = ", ".join([self.arg_names[n] for n in self.inputs] + outs
-                         + [s for s, _, _ in scratch] + ["n"])
+                         + [s for s, _, _ in scratch] + ["lo", "hi", "n"])
         src = [f"def {self.name}({args}):"] + loop
+        work = int(np.prod(self.shape, dtype=np.int64))
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs),
-                            list(body.outputs), self.parallel, scratch)
+                            list(body.outputs), self.rows, work, self.raises, scratch)
 
     def _arg_update(self, r, v):
         w = self.w

@@ -1,0 +1,92 @@
+"""The calling convention between a driver and its kernels: addresses, not linked code.
+
+Every kernel is a numba `cfunc` with one C signature, `int64 kernel(int64* pack, int64 lo,
+int64 hi)`: `pack` holds the data pointers of its arrays followed by its sizes, [lo, hi) is
+the range of outer rows to compute, the result is 0 or 1 (the kernel raised). The driver
+calls kernels through their addresses, which it receives at run time, so:
+
+- compiling a driver never links or re-optimizes kernel code (numba links a callee's whole
+  module into every caller and optimizes it again: a driver of 13 kernels cost more to
+  compile than its kernels);
+- a kernel is compiled once per process for every graph that contains the same source, and
+  cached on disk by numba like any function;
+- the same launcher, compiled once, runs any kernel on numba's threads.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+KERNEL_SIGNATURE = types.int64(types.CPointer(types.int64), types.int64, types.int64)
+LAUNCHER_SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.int64)
+
+_I64 = ir.IntType(64)
+
+
+@intrinsic
+def call_kernel(typingctx, kernel, pack, lo, hi):
+    """kernel(pack, lo, hi) for a kernel address and a pack address (both int64)."""
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(_I64, [_I64.as_pointer(), _I64, _I64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, [builder.inttoptr(args[1], _I64.as_pointer()), args[2], args[3]])
+
+    return sig, codegen
+
+
+@intrinsic
+def call_launcher(typingctx, launcher, kernel, pack, rows, work):
+    """launcher(kernel, pack, rows, work) through the launcher's address."""
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(_I64, [_I64, _I64, _I64, _I64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, list(args[1:]))
+
+    return sig, codegen
+
+
+@intrinsic
+def typed_pointer(typingctx, address, dtype):
+    """The int64 `address` as a pointer to `dtype` elements (for numba.carray)."""
+    element = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    sig = types.CPointer(element)(address, dtype)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_data_type(element).as_pointer())
+
+    return sig, codegen
+
+
+@intrinsic
+def thread_count(typingctx):
+    """numba's get_num_threads() through the threading layer's symbol (numba's own Python
+    level get_num_threads goes through a ctypes pointer, which keeps a function from being
+    cached). The layer must be started first: launcher.py does it at import."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads")
+        return builder.sext(builder.call(fn, []), _I64)
+
+    return sig, codegen
+
+
+@intrinsic
+def keep_alive(typingctx, values):
+    """Nothing, but its call is a use of the tuple `values`: numba releases an array after
+    its last use, and the driver hands arrays to kernels as raw addresses it then stops
+    using. The driver's last statement keeps every such array alive until the kernels ran."""
+    sig = types.none(values)
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -1,0 +1,40 @@
+"""Run a kernel over its rows, split across numba's threads when the work is large enough.
+
+One launcher serves every kernel (they share the abi.py signature), so the parallel region
+is compiled once per process (and cached on disk), not once per kernel: a numba function
+with a prange costs ~0.4 s to compile, a serial kernel ~0.1 s.
+"""
+
+from __future__ import annotations
+
+from numba import cfunc, njit, prange
+from numba.np.ufunc.parallel import _launch_threads
+
+from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, thread_count
+
+_launch_threads()  # registers get_num_threads, which cached code links against
+
+# Below this much work (elements, or multiply-adds for a dot) one thread does all rows: a
+# parallel region costs a few microseconds to start.
+PARALLEL_MIN_WORK = 1 << 16
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _parallel(kernel, pack, rows, chunks):
+    failed = 0
+    for c in prange(chunks):
+        failed += call_kernel(kernel, pack, c * rows // chunks, (c + 1) * rows // chunks)
+    return failed
+
+
+@cfunc(LAUNCHER_SIGNATURE, nogil=True, cache=True)
+def _launch(kernel, pack, rows, work):
+    if work >= PARALLEL_MIN_WORK and rows > 1:
+        chunks = min(thread_count(), rows)
+        if chunks > 1:
+            return min(_parallel(kernel, pack, rows, chunks), 1)
+    return call_kernel(kernel, pack, 0, rows)
+
+
+def launcher_address() -> int:
+    return _launch.address

@@ -1,0 +1,397 @@
+"""A fused graph -> a Program: the kernels to run, in order, over buffers at planned places.
+
+The JIT driver (driver.py) and the AOT entry (jitc.aot) both run a Program, so they share
+the kernels and the buffer plan. Buffers follow `jitc.fusion.plan_buffers`: intermediates at
+offsets in one temp arena, in place where it allows, results straight into the caller's
+result buffers; a reshape is the same bytes under another shape.
+
+A Kernel is what the driver launches once over a range of rows: one or more generated
+functions (bodies) run in order over the same rows, e.g. a dot and its epilogue, so each
+thread applies the epilogue to the output rows it has just computed. Every extent a body
+reads is a slot of the kernel's size vector, so two specializations that differ only in
+extents have the same source and share compiled code.
+
+Targets: "jit" may call BLAS and lets kernels allocate scratch rows; "aot" (no runtime)
+takes scratch rows from the arena and computes every dot with loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jitc import ops
+from jitc.backends.cpu import dot as dots
+from jitc.backends.cpu.loops import LoopKernel, Sizes
+from jitc.errors import JitcError
+from jitc.fusion import plan_buffers
+from jitc.ir import Graph, Node
+
+ALIGN = 64
+SOURCES = ("param", "result", "temp", "const")
+
+
+class PlanError(JitcError):
+    """The planner met a graph shape it cannot place (a bug, reported with the node)."""
+
+
+@dataclass(frozen=True)
+class Buf:
+    """Where an array lives: entry parameter / result / constant `index`, or `index` bytes
+    into the temp arena. A view may have a shape other than its buffer's (a reshape)."""
+    source: str
+    index: int
+    shape: tuple
+    dtype: np.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+    def viewed(self, shape) -> Buf:
+        return Buf(self.source, self.index, tuple(shape), self.dtype)
+
+
+@dataclass
+class Body:
+    """One generated function `def BODY(arrays..., lo, hi, n)`; arrays: (pointer index into
+    Kernel.pointers, shape, shape slots) per array argument (AOT scratch rows included)."""
+    source: str
+    arrays: list
+
+
+@dataclass
+class Kernel:
+    """Bodies run in order over rows [lo, hi) of `rows`; `work` weighs threading."""
+    bodies: list
+    pointers: list  # Buf per distinct array, in pack order
+    sizes: list  # values of the size vector n
+    rows: int
+    work: int
+    error: tuple | None = None  # (exception class name, message) when a body can raise
+
+
+@dataclass
+class Program:
+    name: str
+    params: list  # (shape, dtype)
+    results: list  # (shape, dtype)
+    constants: list  # arrays
+    temp_bytes: int
+    kernels: list  # Kernel, in call order
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _error(body: Graph) -> tuple | None:
+    if any(n.op == "gather" for n in body.nodes):
+        return ("IndexError", "index out of bounds in integer-array indexing (gather)")
+    if any(n.op == "power" and n.dtype.kind in "iu" for n in body.nodes):
+        return ("ValueError", "Integers to negative integer powers are not allowed.")
+    return None
+
+
+def single_op_body(node: Node) -> tuple[Graph, list[Node]]:
+    """A one-op graph computing `node`, and the top-level node behind each body parameter.
+
+    Scalar constants move into the body, where they become literals."""
+    body = Graph(node.op)
+    values, sources = [], []
+    for o in node.operands:
+        if o.op == "constant" and o.shape == ():
+            values.append(body.add("constant", (), dict(o.attrs), (), o.dtype))
+        else:
+            values.append(body.add_parameter(o.shape, o.dtype))
+            sources.append(o)
+    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype)]
+    return body, sources
+
+
+class _KernelBuilder:
+    """Collects the bodies of one kernel, its distinct buffers and its size slots."""
+
+    def __init__(self):
+        self.sz = Sizes()
+        self.pointers: list[Buf] = []
+        self.bodies: list[Body] = []
+        self.error = None
+
+    def pointer(self, buf: Buf) -> int:
+        key = (buf.source, buf.index)
+        for k, p in enumerate(self.pointers):
+            if (p.source, p.index) == key:
+                return k
+        self.pointers.append(buf)
+        return len(self.pointers) - 1
+
+    def add(self, source: str, bufs: list[Buf]):
+        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape)) for b in bufs]
+        self.bodies.append(Body(source, arrays))
+
+    def kernel(self, rows: int, work: int) -> Kernel:
+        return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error)
+
+
+class Planner:
+    def __init__(self, graph: Graph, target: str = "jit"):
+        if target not in ("jit", "aot"):
+            raise ValueError(f"target must be 'jit' or 'aot', not {target!r}")
+        self.graph = graph
+        self.aot = target == "aot"
+        self.kernels: list[Kernel] = []
+        self.constants: list[np.ndarray] = []
+        self.loc: dict[Node, Buf] = {}
+        self.buffers = plan_buffers(graph)
+        self.extra = 0  # arena bytes past the plan for kernel-local temporaries
+
+    # -- where values live
+    def _const(self, value: np.ndarray) -> int:
+        for k, c in enumerate(self.constants):
+            if c is value:
+                return k
+        self.constants.append(value)
+        return len(self.constants) - 1
+
+    def _result_classes(self):
+        """Storage class -> result index, for classes holding a graph output (the smallest
+        output index of any member: every member then lives in that result buffer)."""
+        parent: dict = {}
+
+        def find(x):
+            while parent.get(x, x) is not x:
+                x = parent[x]
+            return x
+
+        def union(a, b):
+            ra, rb = find(a), find(b)
+            if ra is not rb:
+                parent[rb] = ra
+
+        for n in self.graph.nodes:
+            if n.op == "reshape":
+                union(n.operands[0], n)
+        for n, o in self.buffers.in_place.items():
+            union(o, n)
+        result_of: dict = {}
+        for k, o in enumerate(self.graph.outputs):
+            result_of.setdefault(find(o), k)
+        return find, result_of
+
+    def _place(self, n: Node) -> Buf:
+        if n.op == "parameter":
+            return Buf("param", n.attrs["index"], n.shape, n.dtype)
+        if n.op == "constant":
+            return Buf("const", self._const(n.attrs["value"]), n.shape, n.dtype)
+        if n.op == "reshape":
+            return self.loc[n.operands[0]].viewed(n.shape)
+        root = self.find(n)
+        if root in self.result_of:
+            return Buf("result", self.result_of[root], n.shape, n.dtype)
+        if n in self.buffers.in_place:
+            return self.loc[self.buffers.in_place[n]].viewed(n.shape)
+        if n not in self.buffers.offsets and n.nbytes:
+            raise PlanError(f"the buffer plan has no place for {n!r}")
+        return Buf("temp", self.buffers.offsets.get(n, 0), n.shape, n.dtype)
+
+    def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
+        """A kernel-local temporary past the planned arena; returns it and the next offset."""
+        buf = Buf("temp", self.buffers.size + offset, tuple(shape), np.dtype(dtype))
+        end = offset + _align(buf.nbytes)
+        self.extra = max(self.extra, end)
+        return buf, end
+
+    # -- kernels
+    def _loop(self, kb: _KernelBuilder, body: Graph, inputs, outs: list[Buf], local: int):
+        """Add a loop body to `kb`; returns (its LoopKernel, the next local offset)."""
+        lk = LoopKernel(body, "BODY", kb.sz, scratch_args=self.aot)
+        ks = lk.generate()
+        scratch = []
+        for _, elements, dtype in ks.scratch:
+            buf, local = self._local(local, (elements,), dtype)
+            scratch.append(buf)
+        kb.add(ks.source, [inputs(m) for m in ks.inputs] + outs + scratch)
+        kb.error = kb.error or _error(body)
+        return ks, local
+
+    def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0):
+        kb = _KernelBuilder()
+        ks, _ = self._loop(kb, body, inputs, outs, local)
+        self.kernels.append(kb.kernel(ks.rows, ks.work))
+
+    def _operand(self, x: Node, buf: Buf, perm: list, local: int) -> tuple[Buf, int]:
+        """`buf` transposed by `perm` into the arena (for a dot operand with no 3-d view)."""
+        body = Graph("transpose")
+        p = body.add_parameter(x.shape, x.dtype)
+        shape = tuple(x.shape[d] for d in perm)
+        body.outputs = [body.add("transpose", [p], {"permutation": tuple(perm)}, shape,
+                                 x.dtype)]
+        moved, local = self._local(local, shape, x.dtype)
+        self._loop_kernel(body, lambda m: buf, [moved], local)
+        return moved, local
+
+    def _dot(self, node: Node, lhs: Buf, rhs: Buf, out: Buf, epilogue=None, local: int = 0):
+        """Kernel(s) computing out = dot_general(lhs, rhs), then `epilogue` (a function
+        adding the epilogue body to a kernel builder) over the same rows when it can."""
+        orders = list(dots.view_orders(node))
+        operands = [lhs, rhs]
+        perms = dots.standard_permutations(node)
+        for side in (0, 1):
+            if orders[side] is None:
+                x = node.operands[side]
+                operands[side], local = self._operand(x, operands[side], perms[side], local)
+                orders[side] = ("BMK", "BKN")[side]
+                node = _dot_on_transposed(node, side, perms[side])
+        ds = dots.dot_shape(node, *orders, blas=not self.aot)
+        kb = _KernelBuilder()
+        kb.add(dots.dot_source("BODY", node, ds, kb.sz),
+               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs")),
+                out.viewed(ds.view("out"))])
+        if epilogue is not None and ds.mode != "columns":
+            ks, local = epilogue(kb, local, ds.rows)
+            if ks is not None:
+                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work))
+                return
+        self.kernels.append(kb.kernel(ds.rows, ds.work))
+        if epilogue is not None:
+            kb = _KernelBuilder()
+            ks, _ = epilogue(kb, local, None)
+            self.kernels.append(kb.kernel(ks.rows, ks.work))
+
+    def _outputs_of(self, n: Node, gets: dict) -> list[Buf]:
+        if n.tuple_types is None:
+            return [self.loc[n]]
+        outs, local = [], 0
+        for k, (shape, dtype) in enumerate(n.tuple_types):
+            if (n, k) in gets:
+                outs.append(self.loc[gets[(n, k)]])
+            else:  # an element nothing reads still needs somewhere to go
+                buf, local = self._local(local, shape, dtype)
+                outs.append(buf)
+        return outs
+
+    def _fusion(self, n: Node, outs: list[Buf]):
+        body = n.subgraph
+
+        def inputs(m):
+            if m.op == "parameter":
+                return self.loc[n.operands[m.attrs["index"]]]
+            return Buf("const", self._const(m.attrs["value"]), m.shape, m.dtype)
+
+        dot_nodes = [m for m in body.nodes if m.op == "dot_general"]
+        if not dot_nodes:
+            self._loop_kernel(body, inputs, outs)
+            return
+        (dot,) = dot_nodes
+        # the dot writes into the result when the epilogue reads it at its own index
+        users = body.users()
+        in_place = (len(outs) == 1 and body.outputs[0].shape == dot.shape
+                    and body.outputs[0].dtype == dot.dtype
+                    and all(u.op in ops.ELEMENTWISE or u.op in ops.REDUCTIONS
+                            for u in users[dot]))
+        local = 0
+        if in_place:
+            target = outs[0].viewed(dot.shape)
+        else:
+            target, local = self._local(0, dot.shape, dot.dtype)
+        operands = [inputs(o) for o in dot.operands]
+        if body.outputs == [dot]:
+            self._dot(dot, *operands, target, local=local)
+            if not in_place:
+                self._copy(target, outs[0])
+            return
+        epilogue_graph, sources = _epilogue(body, dot)
+        sources = [target if m is dot else inputs(m) for m in sources]
+
+        def epilogue(kb, local, rows):
+            """Add the epilogue body to kb if it runs over `rows` rows (None: any)."""
+            lk = LoopKernel(epilogue_graph, "BODY", Sizes())
+            if rows is not None and lk.rows != rows:
+                return None, local
+            return self._loop(kb, epilogue_graph, lambda m: sources[m.attrs["index"]], outs,
+                              local)
+
+        self._dot(dot, *operands, target, epilogue, local)
+
+    def _copy(self, src: Buf, dst: Buf):
+        size = int(np.prod(src.shape, dtype=np.int64))
+        if size == 0:
+            return
+        kb = _KernelBuilder()
+        kb.add(COPY_BODY, [src.viewed((size,)), dst.viewed((size,))])
+        self.kernels.append(kb.kernel(size, size))
+
+    def build(self, name: str) -> Program:
+        g = self.graph
+        self.find, self.result_of = self._result_classes()
+        gets = {(n.operands[0], n.attrs["index"]): n for n in g.nodes if n.op == "get"}
+        for n in g.nodes:
+            if n.tuple_types is None:
+                self.loc[n] = self._place(n)
+        for n in g.nodes:
+            if n.op in ("parameter", "constant", "get", "reshape"):
+                continue
+            outs = self._outputs_of(n, gets)
+            if n.op == "fusion":
+                self._fusion(n, outs)
+            elif n.op == "dot_general":
+                self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
+            else:
+                body, sources = single_op_body(n)
+                self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],
+                                  outs)
+        for k, o in enumerate(g.outputs):
+            where = self.loc[o]
+            if (where.source, where.index) != ("result", k):
+                self._copy(where, Buf("result", k, o.shape, o.dtype))
+        return Program(name, [(p.shape, p.dtype) for p in g.params],
+                       [(o.shape, o.dtype) for o in g.outputs], self.constants,
+                       self.buffers.size + self.extra, self.kernels)
+
+
+COPY_BODY = """def BODY(a, out, lo, hi, n):
+    a_c = a[lo:hi]
+    out_c = out[lo:hi]
+    for j in range(hi - lo):
+        out_c[j] = a_c[j]
+"""
+
+
+def _epilogue(body: Graph, dot: Node) -> tuple[Graph, list[Node]]:
+    """The body after its dot, with the dot (and every array input) as parameters."""
+    epilogue = Graph(body.name + "_epilogue")
+    mapping: dict[Node, Node] = {}
+    sources: list[Node] = []
+    for m in body.nodes:
+        if m is dot or m.op == "parameter" or (m.op == "constant" and m.shape != ()):
+            mapping[m] = epilogue.add_parameter(m.shape, m.dtype)
+            sources.append(m)
+        else:
+            mapping[m] = epilogue.add(m.op, [mapping[o] for o in m.operands], m.attrs,
+                                      m.shape, m.dtype, m.loc)
+    epilogue.outputs = [mapping[o] for o in body.outputs]
+    return epilogue, sources
+
+
+def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
+    """The same dot_general reading operand `side` after it was transposed by `perm`."""
+    from jitc.ir import Node as _Node
+
+    operands = list(node.operands)
+    x = operands[side]
+    moved = _Node(-1, "transpose", [x], {"permutation": tuple(perm)},
+                  tuple(x.shape[d] for d in perm), x.dtype)
+    operands[side] = moved
+    attrs = dict(node.attrs)
+    where = {old: new for new, old in enumerate(perm)}
+    prefix = ("lhs", "rhs")[side]
+    for key in (f"{prefix}_batch", f"{prefix}_contracting"):
+        attrs[key] = tuple(where[d] for d in node.attrs[key])
+    return _Node(node.id, node.op, operands, attrs, node.shape, node.dtype, node.loc)
+
+
+def plan_program(graph: Graph, name: str, target: str = "jit") -> Program:
+    """The kernels and buffer places of an optimized (fused) graph."""
+    return Planner(graph, target).build(name)
