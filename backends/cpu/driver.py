@@ -127,7 +127,8 @@ def emit(program: Program) -> Emitted:
         else:
             lines.append(launch)
     outs = [f"r{k}" for k in range(len(program.results))]
-    lines.append(f"keep_alive(({', '.join(['pk', 'arena'] + [f'p{i}' for i in range(n_params)])},))")
+    held = ["pk", "arena"] + [f"p{i}" for i in range(n_params)]
+    lines.append(f"keep_alive(({', '.join(held)},))")
     lines.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
     params = ["n", "fp", "packs"] + [f"c{i}" for i in range(n_consts)] + \
         [f"p{i}" for i in range(n_params)]

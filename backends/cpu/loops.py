@@ -26,7 +26,6 @@ from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 
 
-
 class LayoutError(JitcError):
     """The fusion body has a layout this generator does not emit (a fusion-contract bug)."""
 
