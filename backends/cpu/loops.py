@@ -35,7 +35,7 @@ class KernelSource:
     name: str
     source: str
     inputs: list  # Nodes of the body whose arrays the kernel reads (params, array constants)
-    outputs: list  # output Nodes of the body, in kernel argument order
+    out_args: list  # indices of the body outputs passed as arrays (not written in place)
     rows: int  # size of the row space [lo, hi) ranges over
     work: int  # elements computed: what the launcher weighs against starting threads
     raises: bool  # the kernel can raise (an out-of-bounds gather index)
@@ -99,11 +99,15 @@ class Sizes:
 
 
 class LoopKernel:
-    def __init__(self, body: Graph, name: str, sizes: Sizes, scratch_args: bool = False):
+    def __init__(self, body: Graph, name: str, sizes: Sizes, scratch_args: bool = False,
+                 aliases: dict | None = None):
         """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
         np.empty inside the kernel; for AOT, whose kernels cannot allocate."""
         self.body = body
         self.scratch_args = scratch_args
+        # output index -> the body parameter whose buffer it overwrites (in place): written
+        # through the same array, so LLVM sees one pointer, not two it must check for overlap
+        self.aliases = aliases or {}
         self.name = name
         self.sz = sizes
         self.w = _Writer()
@@ -227,23 +231,47 @@ class LoopKernel:
         raise LayoutError(f"cannot generate {op} inside a loop kernel")
 
     def _reshape_index(self, src, dst, idx):
-        """Index into `src` for index `idx` of the reshaped `dst` (unit dims map for free)."""
-        if [d for d in src if d != 1] == [d for d in dst if d != 1]:
-            it = iter(i for i, d in zip(idx, dst) if d != 1)
-            return tuple("0" if d == 1 else next(it) for d in src)
-        w = self.w
-        flat = w.fresh("f")
-        terms, stride = [], 1
-        for i, d in reversed(list(zip(idx, dst))):
-            if d != 1:
-                terms.append(i if stride == 1 else f"{i} * {self.sz(stride)}")
-            stride *= d
-        w.line(f"{flat} = {' + '.join(terms) or '0'}")
-        out = []
-        stride = int(np.prod(src, dtype=np.int64))
-        for d in src:
-            stride //= d
-            out.append("0" if d == 1 else f"(({flat} // {self.sz(stride)}) % {self.sz(d)})")
+        """Index into `src` for index `idx` of the reshaped `dst`.
+
+        Dims pair up into groups of equal product (unit dims map for free). A src dim split
+        into several dst dims is a sum of products; dst dims merged from several src dims
+        need a division per src dim, by literal divisors (LLVM turns a division by a
+        constant into multiplies; the outermost dim of a group never divides, so batch
+        extents stay run-time sizes)."""
+        src_dims = [k for k, d in enumerate(src) if d != 1]
+        dst_dims = [k for k, d in enumerate(dst) if d != 1]
+        out = ["0"] * len(src)
+        si = di = 0
+        while si < len(src_dims) or di < len(dst_dims):
+            gs, gd = [src_dims[si]], [dst_dims[di]]
+            ps, pd = src[gs[0]], dst[gd[0]]
+            si, di = si + 1, di + 1
+            while ps != pd:
+                if ps < pd:
+                    gs.append(src_dims[si])
+                    ps *= src[src_dims[si]]
+                    si += 1
+                else:
+                    gd.append(dst_dims[di])
+                    pd *= dst[dst_dims[di]]
+                    di += 1
+            terms, stride = [], 1  # the group's flat index, from the dst side
+            for k in reversed(gd):
+                terms.append(idx[k] if stride == 1 else f"{idx[k]} * {self.sz(stride)}")
+                stride *= dst[k]
+            flat = " + ".join(reversed(terms))
+            if len(gs) == 1:
+                out[gs[0]] = flat if len(gd) == 1 else f"({flat})"
+                continue
+            if len(gd) > 1:
+                name = self.w.fresh("f")
+                self.w.line(f"{name} = {flat}")
+                flat = name
+            stride = int(np.prod([src[k] for k in gs], dtype=np.int64))
+            for j, k in enumerate(gs):
+                stride //= src[k]
+                q = flat if stride == 1 else f"({flat} // {stride})"
+                out[k] = q if j == 0 else f"({q} % {src[k]})"
         return tuple(out)
 
     def _concatenate(self, n, idx, memo):
@@ -337,7 +365,8 @@ class LoopKernel:
         self.acc = {r: f"acc{k}" for k, r in enumerate(self.reduces)}
         self.scratch = {n: f"row{k}" for k, n in enumerate(self._needs_scratch(stages, final))}
         self.scratch_ready: dict = {}
-        outs = [f"out{k}" for k in range(len(body.outputs))]
+        outs = [self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
+                for k in range(len(body.outputs))]
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
         body_start = len(w.lines)
 
@@ -406,12 +435,13 @@ class LoopKernel:
         loop = w.lines[body_start:]
         scratch = ([(s, inner_size, n.dtype) for n, s in self.scratch.items()]
                    if self.scratch_args else [])
-        args = ", ".join([self.arg_names[n] for n in self.inputs] + outs
+        out_args = [k for k in range(len(outs)) if k not in self.aliases]
+        args = ", ".join([self.arg_names[n] for n in self.inputs] + [outs[k] for k in out_args]
                          + [s for s, _, _ in scratch] + ["lo", "hi", "n"])
         src = [f"def {self.name}({args}):"] + loop
         work = int(np.prod(self.shape, dtype=np.int64))
-        return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs),
-                            list(body.outputs), self.rows, work, self.raises, scratch)
+        return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs), out_args,
+                            self.rows, work, self.raises, scratch)
 
     def _arg_update(self, r, v):
         w = self.w

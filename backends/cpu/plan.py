@@ -206,13 +206,14 @@ class Planner:
     # -- kernels
     def _loop(self, kb: _KernelBuilder, body: Graph, inputs, outs: list[Buf], local: int):
         """Add a loop body to `kb`; returns (its LoopKernel, the next local offset)."""
-        lk = LoopKernel(body, "BODY", kb.sz, scratch_args=self.aot)
-        ks = lk.generate()
+        aliases = {k: p for k, o in enumerate(outs) for p in body.params if inputs(p) == o}
+        ks = LoopKernel(body, "BODY", kb.sz, scratch_args=self.aot, aliases=aliases).generate()
         scratch = []
         for _, elements, dtype in ks.scratch:
             buf, local = self._local(local, (elements,), dtype)
             scratch.append(buf)
-        kb.add(ks.source, [inputs(m) for m in ks.inputs] + outs + scratch)
+        kb.add(ks.source, [inputs(m) for m in ks.inputs] + [outs[k] for k in ks.out_args]
+               + scratch)
         kb.error = kb.error or _error(body)
         return ks, local
 
