@@ -12,7 +12,7 @@ import numpy as np
 
 from jitc import config
 from jitc.dtypes import type_str
-from jitc.errors import JitcError
+from jitc.errors import JitcError, SignatureMiss
 from jitc.pytree import flatten, unflatten
 from jitc.specs import ShapeDtype
 
@@ -24,6 +24,9 @@ if "compiles" in config.LOG and not log.handlers:
     log.setLevel(logging.INFO)
 
 _WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+# What a fast call raises for arguments of another signature: the driver's own shape check,
+# or a TypeError from numba's dispatcher refusing another array type.
+FAST_PATH_MISSES = (SignatureMiss, TypeError)
 # Traces in progress (any thread). While one runs, calls skip the fast path: a Tracer has a
 # shape and dtype too, and a jitted function called inside a trace must be inlined.
 TRACES_ACTIVE = [0]
@@ -86,7 +89,7 @@ class Jitted:
         self._static_nums = frozenset(nums)
         self._static_names = frozenset(names)
         self._cache: dict = {}
-        self._fast: dict = {}  # (shape, dtype) per positional ndarray -> call, see __call__
+        self._fast = None  # the last signature's self-checking call, see __call__
         self._signatures: dict = {}  # key -> per-argument description, for JITC_LOG reasons
         self._lock = threading.Lock()
 
@@ -112,13 +115,12 @@ class Jitted:
         return dyn, dyn_kw, static_key
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and not TRACES_ACTIVE[0]:  # fast path: positional arrays seen before
-            try:
-                fast = self._fast[tuple([(a.shape, a.dtype) for a in args])]
-            except (AttributeError, KeyError, TypeError):
-                pass
-            else:
+        fast = self._fast
+        if fast is not None and not kwargs and not TRACES_ACTIVE[0]:
+            try:  # the last signature's executable checks its arguments itself
                 return fast(*args)
+            except FAST_PATH_MISSES:
+                pass
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
         dyn, dyn_kw, static = self._split(args, kwargs)
@@ -132,12 +134,10 @@ class Jitted:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
-            result = compiled.call_flat(leaves)
-            if (not kwargs and not static and args
-                    and all(type(a) is np.ndarray and a.ndim for a in args)):
-                self._fast[tuple((a.shape, a.dtype) for a in args)] = compiled.fast_call()
-            return result
-        return compiled.call_flat(leaves)
+        result = compiled.call_flat(leaves)
+        if not kwargs and not static and args and all(type(a) is np.ndarray for a in args):
+            self._fast = compiled.fast_call()
+        return result
 
     def _compile(self, args, kwargs, key):
         with self._lock:
@@ -222,7 +222,10 @@ class Compiled:
     def call_flat(self, leaves):
         arrays = [leaf if type(leaf) is np.ndarray else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]
-        outs = self.executable(*arrays)
+        return self._finish(self.executable(*arrays))
+
+    def _finish(self, outs):
+        """The function's result (its tree, NumPy or Python scalars) from the outputs."""
         results = []
         for spec in self.lowered.out_specs:
             if spec[0] == "graph":
@@ -235,12 +238,18 @@ class Compiled:
         return unflatten(self.lowered.out_tree, results)
 
     def fast_call(self):
-        """A function of positional arrays with no per-call checks (the key proved them)."""
+        """A function of the positional arrays that raises one of FAST_PATH_MISSES unless
+        they are what this signature was compiled for, or None if the backend does not
+        check its arguments itself."""
+        run = getattr(self.executable, "checked_run", None)
+        if run is None:
+            return None
         specs = self.lowered.out_specs
         single = self.lowered.out_tree == ("leaf",) and specs[0][0] == "graph" and not specs[0][2]
-        if single and getattr(self.executable, "single_output", False):
-            return self.executable.run  # the driver itself returns the one array
-        return lambda *arrays: self.call_flat(arrays)
+        if single and self.executable.single_output:
+            return run  # the driver itself returns the one array
+        single = self.executable.single_output
+        return lambda *arrays: self._finish([run(*arrays)] if single else run(*arrays))
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))

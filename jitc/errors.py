@@ -19,3 +19,8 @@ class ShapeError(JitcError, ValueError):
 
 class VerifyError(JitcError):
     """A graph broke an invariant (operand types, shape rules, ordering)."""
+
+
+class SignatureMiss(Exception):
+    """A compiled call got arguments of another signature than it was built for; the
+    caller takes the slow path, which finds (or compiles) the right one. Never escapes."""

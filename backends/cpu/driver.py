@@ -6,13 +6,14 @@ the abi.py signature that unpacks pointers and sizes into arrays and runs the bo
 arena, fills each kernel's pack with pointers and launches the kernels in order through the
 launcher; a Python call is one dispatch into it.
 
-Everything extent-dependent lives in two int64 vectors bound at run time, `n` (arena size,
-result shapes, arena offsets, rows and work per launch) and `packs` (every kernel's sizes,
-after its pointer slots), so sources depend only on the graph's structure.
+Everything extent-dependent lives in one int64 state vector bound at run time (parameter
+and result shapes, arena size and offsets, rows and work per launch, the kernel addresses,
+every kernel's pack of sizes), so sources depend only on the graph's structure.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,7 @@ DRIVER_HEADER = """\
 import numpy as np
 from numba import njit
 from jitc.backends.cpu.abi import call_launcher, keep_alive
-from jitc.backends.cpu.support import contiguous
+from jitc.backends.cpu.support import expect
 """
 
 
@@ -49,10 +50,14 @@ class Emitted:
     kernel_sources: list  # distinct kernel module sources
     kernel_of_launch: list  # per launch, the index of its source in kernel_sources
     driver_source: str
-    n: np.ndarray
-    packs: np.ndarray
+    slots: list  # the driver's n slots; the state is slots + [launcher, kernels...] + packs
+    packs: list
     constants: list
     n_outputs: int
+
+    def state(self, launcher: int, kernels: list) -> np.ndarray:
+        """The driver's int64 state vector, given the launcher's and kernels' addresses."""
+        return np.array(self.slots + [launcher] + list(kernels) + self.packs, np.int64)
 
 
 def kernel_source(kernel: Kernel) -> str:
@@ -91,12 +96,23 @@ def _shape(slots) -> str:
 
 
 def emit(program: Program) -> Emitted:
+    """The driver source and its state layout: n slots, then one kernel address per launch
+    (filled in at run time), then the packs. Parameters are C-contiguous arrays; the driver
+    checks their shapes (SignatureMiss otherwise), numba's dispatch their types."""
     sz = Sizes()  # the driver's slots in n
-    arena = sz(program.temp_bytes)
     n_params, n_consts = len(program.params), len(program.constants)
-    lines = [f"p{i} = contiguous(p{i})" for i in range(n_params)]
-    lines += ["pk = packs.copy()", "pa = pk.ctypes.data",
-              f"arena = np.empty({arena}, np.uint8)", "t = arena.ctypes.data"]
+    lines = []
+    for i, (shape, dtype) in enumerate(program.params):
+        first = len(sz.values)
+        for d in shape:
+            sz(d)
+        lines.append(f"expect(p{i}, {TYPE_NAMES[np.dtype(dtype)]}, {len(shape)}, n, {first})")
+    lines += ["pk = n[PACKS:].copy()", "pa = pk.ctypes.data"]
+    held = ["pk"]
+    if any(b.source == "temp" for k in program.kernels for b in k.pointers):
+        lines += [f"arena = np.empty({sz(program.temp_bytes)}, np.uint8)",
+                  "t = arena.ctypes.data"]
+        held.append("arena")
     for k, (shape, dtype) in enumerate(program.results):
         lines.append(f"r{k} = np.empty({_shape(sz(d) for d in shape)}, "
                      f"{TYPE_NAMES[np.dtype(dtype)]})")
@@ -119,7 +135,7 @@ def emit(program: Program) -> Emitted:
                 f"{prefix[buf.source]}{buf.index}"
             lines.append(f"pk[{at + j}] = {where}")
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
-        launch = (f"call_launcher(fp[0], fp[{len(kernel_of_launch)}], pa + {8 * at}, "
+        launch = (f"call_launcher(n[FP], n[FP + {len(kernel_of_launch)}], pa + {8 * at}, "
                   f"{sz(kernel.rows)}, {sz(kernel.work)})")
         if kernel.error:
             cls, message = kernel.error
@@ -127,13 +143,16 @@ def emit(program: Program) -> Emitted:
         else:
             lines.append(launch)
     outs = [f"r{k}" for k in range(len(program.results))]
-    held = ["pk", "arena"] + [f"p{i}" for i in range(n_params)]
+    held += [f"p{i}" for i in range(n_params)]
     lines.append(f"keep_alive(({', '.join(held)},))")
     lines.append(f"return {outs[0]}" if len(outs) == 1 else f"return ({', '.join(outs)})")
-    params = ["n", "fp", "packs"] + [f"c{i}" for i in range(n_consts)] + \
-        [f"p{i}" for i in range(n_params)]
+    fp_at = len(sz.values)
+    packs_at = fp_at + 1 + len(program.kernels)
+    body = "".join(f"    {ln}\n" for ln in lines)
+    body = body.replace("n[PACKS:]", f"n[{packs_at}:]").replace("n[FP]", f"n[{fp_at}]")
+    body = re.sub(r"n\[FP \+ (\d+)\]", lambda m: f"n[{fp_at + int(m.group(1))}]", body)
+    params = ["n"] + [f"c{i}" for i in range(n_consts)] + [f"p{i}" for i in range(n_params)]
     driver = (DRIVER_HEADER.format(name=program.name) + "\n\n@njit(nogil=True, cache=True)\n"
-              f"def driver({', '.join(params)}):\n" + "".join(f"    {ln}\n" for ln in lines))
-    return Emitted(sources, kernel_of_launch, driver, np.array(sz.values or [0], np.int64),
-                   np.array(packs or [0], np.int64), list(program.constants),
-                   len(program.results))
+              f"def driver({', '.join(params)}):\n" + body)
+    return Emitted(sources, kernel_of_launch, driver, sz.values, packs,
+                   list(program.constants), len(program.results))

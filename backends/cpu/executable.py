@@ -30,30 +30,51 @@ class CpuExecutable:
                 f.write(self.source)
         self.kernel_modules = [load_module(s) for s in emitted.kernel_sources]
         addresses = [m.kernel.address for m in self.kernel_modules]
-        self.fp = np.array([launcher_address()] + [addresses[i] for i in emitted.kernel_of_launch],
-                           np.int64)
+        state = emitted.state(launcher_address(),
+                              [addresses[i] for i in emitted.kernel_of_launch])
         self.module = load_module(emitted.driver_source)
         self.driver = self.module.driver
-        # run(*arrays): the driver with its vectors and constants bound; numba checks the
-        # argument types and layouts.
-        self._driver_call = functools.partial(self.driver, emitted.n, self.fp, emitted.packs,
-                                              *emitted.constants)
-        self.run = self._first_run
         self.single_output = emitted.n_outputs == 1
-
-    def _first_run(self, *arrays):
-        """Compile (or load) the driver on the first call, then seal the cache entries."""
-        out = self._driver_call(*arrays)
-        for m in self.kernel_modules + [self.module]:
-            seal(m)
-        self.run = self._driver_call
-        return out
+        # the driver with its state and constants bound; it raises SignatureMiss for other
+        # shapes, and numba's dispatch a TypeError for other array types (see __call__)
+        self.checked_run = functools.partial(self.driver, state,
+                                             *map(_frozen, emitted.constants))
+        self._sealed = False
 
     def __call__(self, *arrays):
-        out = self.run(*arrays)
+        """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,
+        aligned array, so the driver has exactly one numba signature: after its first
+        compile, numba refuses other argument types instead of compiling for them."""
+        arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
+        try:
+            out = self.checked_run(*arrays)
+        except RuntimeError as e:  # another thread sealed the driver while this call was
+            if "compilation disabled" not in str(e):  # waiting to compile the same signature
+                raise
+            out = self.checked_run(*arrays)
+        if not self._sealed:
+            self.driver.disable_compile()
+            for m in self.kernel_modules + [self.module]:
+                seal(m)
+            self._sealed = True
         return [out] if self.single_output else list(out)
 
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats
 
         return graph_stats(self.graph)
+
+
+def _frozen(c: np.ndarray) -> np.ndarray:
+    """A read-only C-contiguous constant: one numba type whoever made it (the tracer
+    freezes captured arrays; constant folding makes writeable ones)."""
+    if c.flags.c_contiguous and not c.flags.writeable and c.flags.aligned:
+        return c
+    c = np.array(c, order="C")
+    c.flags.writeable = False
+    return c
+
+
+def _plain(a) -> bool:
+    flags = a.flags
+    return flags.c_contiguous and flags.writeable and flags.aligned
