@@ -178,6 +178,11 @@ class Jitted:
         return functools.partial(self, obj)
 
 
+def _on_device(x) -> bool:
+    """A device array (CuPy, numba, numba's simulator): the backend takes it as it is."""
+    return getattr(type(x), "__cuda_ndarray__", False) or hasattr(x, "__cuda_array_interface__")
+
+
 def _hashable(v) -> bool:
     try:
         hash(v)
@@ -220,7 +225,8 @@ class Compiled:
         self.executable = backends.get(backend).compile(self.graph)
 
     def call_flat(self, leaves):
-        arrays = [leaf if type(leaf) is np.ndarray else np.asarray(leaf, dtype=t[1])
+        arrays = [leaf if type(leaf) is np.ndarray or _on_device(leaf)
+                  else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]
         return self._finish(self.executable(*arrays))
 
@@ -264,7 +270,7 @@ class Compiled:
                     raise TypeError(f"argument {name!r}: expected a Python scalar, got "
                                     f"{type(leaf).__name__}")
                 continue
-            got = np.asarray(leaf) if not isinstance(leaf, np.ndarray) else leaf
+            got = leaf if isinstance(leaf, np.ndarray) or _on_device(leaf) else np.asarray(leaf)
             if got.dtype != dtype:
                 raise TypeError(f"argument {name!r}: expected dtype {dtype}, got {got.dtype} "
                                 f"(compiled for {type_str(shape, dtype)})")
@@ -273,8 +279,14 @@ class Compiled:
                                  f"(compiled for {type_str(shape, dtype)})")
         return self.call_flat(leaves)
 
-    def as_text(self) -> str:
-        return str(self.graph)
+    def as_text(self, stage: str = "optimized") -> str:
+        """The optimized graph, or a stage of the backend's own (cuda: "ptx", "kernels")."""
+        if stage == "optimized":
+            return str(self.graph)
+        backend_text = getattr(self.executable, "as_text", None)
+        if backend_text is None:
+            raise ValueError(f"the {self.backend} backend has no stage {stage!r}")
+        return backend_text(stage)
 
     def stats(self) -> dict:
         return self.executable.stats()

@@ -25,6 +25,8 @@ def _abstract(leaf, name):
         return leaf.shape, leaf.dtype, False, False
     if isinstance(leaf, np.generic):
         return (), check_supported(leaf.dtype, f"argument {name!r}"), False, True
+    if hasattr(leaf, "__cuda_array_interface__"):  # a device array (CuPy): no host copy
+        return tuple(leaf.shape), check_supported(leaf.dtype, f"argument {name!r}"), False, False
     if isinstance(leaf, np.ndarray) or hasattr(leaf, "__array__"):
         a = np.asarray(leaf)
         return a.shape, check_supported(a.dtype, f"argument {name!r}"), False, False

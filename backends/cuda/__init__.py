@@ -1,0 +1,44 @@
+"""The cuda backend: numba-cuda kernels for every fusion, run on a GPU or numba's simulator.
+
+`compile(graph)` needs a GPU or NUMBA_ENABLE_CUDASIM=1; `kernels(graph)` and `kernels_ptx(graph)`
+need neither (only the toolchain), which is how CI proves the GPU code compiles without a GPU.
+"""
+
+from __future__ import annotations
+
+
+def is_available():
+    from jitc.backends.cuda import toolchain
+
+    ok, why = toolchain.status()
+    if not ok:
+        return False, why
+    if toolchain.simulator_enabled():
+        return True, "numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    gpu, seen = toolchain.gpu_status()
+    if gpu:
+        return True, "a CUDA GPU"
+    return False, (f"no CUDA GPU here ({seen}) and numba's CUDA "
+                   "simulator is off: run on a machine with an NVIDIA GPU and driver, or set "
+                   "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator")
+
+
+def compile(graph):
+    from jitc.backends.cuda.executable import CudaExecutable
+
+    return CudaExecutable(graph)
+
+
+def kernels(graph):
+    """The distinct kernels a graph compiles to (source, argument types), no GPU needed."""
+    from jitc.backends.cuda.program import build_program
+
+    return build_program(graph).kernels
+
+
+def kernels_ptx(graph, arch: str = "sm_90") -> dict:
+    """{kernel name: PTX text} for every kernel of `graph`, made by NVVM without a GPU."""
+    from jitc.backends.cuda.program import build_program
+    from jitc.backends.cuda.ptx import program_ptx
+
+    return program_ptx(build_program(graph), arch)

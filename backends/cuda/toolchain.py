@@ -18,6 +18,7 @@ Public API:
     simulator_enabled() -> bool
     use_simulator(enable=True) -> bool   # fix numba.cuda's mode for this process, import it
     gpu_present() -> bool
+    gpu_status() -> (bool, what the probe saw)
     status() -> (bool, reason)      # can this process make and assemble PTX?
 """
 
@@ -41,7 +42,8 @@ from jitc.errors import JitcError
 __all__ = [
     "ToolchainError", "KernelResources", "PtxasReport", "compile_ptx", "compile_ptx_many",
     "find_ptxas", "assemble", "ptxas_version",
-    "parse_ptxas_log", "simulator_enabled", "use_simulator", "gpu_present", "status",
+    "parse_ptxas_log", "simulator_enabled", "use_simulator", "gpu_present", "gpu_status",
+    "status",
     "parse_arch",
 ]
 
@@ -176,6 +178,12 @@ def gpu_present() -> bool:
     simulator process (it reports the hardware, not the simulator). Honors CUDA_VISIBLE_DEVICES.
     """
     return _gpu_probe()[0] > 0
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(gpu_present(), what the probe saw), e.g. (False, "no CUDA driver library found")."""
+    count, reason = _gpu_probe()
+    return count > 0, reason
 
 
 # ---------------------------------------------------------------------------------------------

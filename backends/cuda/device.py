@@ -1,0 +1,153 @@
+"""Device memory and streams: CuPy's pool on a GPU, numba device arrays otherwise.
+
+Two implementations of one small interface, chosen once per process by `current()`:
+
+- CupyDevice (a GPU with CuPy installed): buffers come from CuPy's memory pool, kernels run on
+  CuPy's current stream (numba launches on the same stream through `external_stream`), so
+  kernels, cuBLAS calls and the caller's own CuPy work stay ordered without host syncs.
+  Buffers are handed to numba kernels as `as_cuda_array(..., sync=False)` views: numba would
+  otherwise synchronize the producer's stream at every launch.
+- NumbaDevice (the simulator, or a GPU without CuPy): numba device arrays on one numba stream;
+  no cuBLAS, dots run on our kernels.
+
+Inputs that are NumPy arrays are copied in and results copied back; inputs that are already on
+the device (`__cuda_array_interface__`, or numba/simulator device arrays) are used in place
+when C-contiguous, and results stay on the device.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from jitc.backends.cuda import toolchain
+
+
+def is_device_array(x) -> bool:
+    return (getattr(type(x), "__cuda_ndarray__", False)
+            or hasattr(x, "__cuda_array_interface__"))
+
+
+class NumbaDevice:
+    name = "numba"
+    has_blas = False
+
+    def __init__(self):
+        from numba import cuda
+
+        self.cuda = cuda
+        self.simulator = toolchain.simulator_enabled()
+        self.stream = cuda.stream()
+
+    def upload(self, host: np.ndarray):
+        flat = np.ascontiguousarray(host).reshape(-1)
+        return self.cuda.to_device(flat, stream=self.stream)
+
+    def empty(self, size: int, dtype):
+        return self.cuda.device_array(size, dtype=dtype, stream=self.stream)
+
+    def zeros_int32(self, size: int):
+        return self.upload(np.zeros(size, np.int32))
+
+    def adopt(self, x):
+        """A flat view of device array `x` (a contiguous copy when it is strided)."""
+        if not getattr(type(x), "__cuda_ndarray__", False):
+            x = self.cuda.as_cuda_array(x, sync=False)
+        if x.is_c_contiguous():
+            return x.reshape(-1) if x.ndim != 1 else x
+        return self.upload(x.copy_to_host(stream=self.stream))
+
+    def copy(self, buf):
+        out = self.empty(buf.size, buf.dtype)
+        out.copy_to_device(buf, stream=self.stream)
+        return out
+
+    def arg(self, buf):
+        return buf
+
+    def launch(self, fn, grid, block, args):
+        fn[grid, block, self.stream](*args)
+
+    def to_host(self, buf, shape) -> np.ndarray:
+        return buf.copy_to_host(stream=self.stream).reshape(shape)
+
+    def to_result(self, buf, shape):
+        return buf.reshape(shape)
+
+    def finish(self):
+        """Results stay on the device: our private stream must be done before the caller
+        (on its own stream) reads them."""
+        self.stream.synchronize()
+
+    def read_int(self, buf) -> int:
+        return int(buf.copy_to_host(stream=self.stream)[0])
+
+
+class CupyDevice:
+    """Needs a GPU: nothing of this class runs in CI (no GPU is available there)."""
+
+    name = "cupy"
+    has_blas = True
+
+    def __init__(self):
+        import cupy
+        from numba import cuda
+
+        self.cp = cupy
+        self.cuda = cuda
+        self.simulator = False
+
+    @property
+    def stream(self):
+        ptr = self.cp.cuda.get_current_stream().ptr
+        return self.cuda.external_stream(ptr) if ptr else self.cuda.default_stream()
+
+    def upload(self, host: np.ndarray):
+        return self.cp.asarray(np.ascontiguousarray(host).reshape(-1))
+
+    def empty(self, size: int, dtype):
+        return self.cp.empty(size, dtype=dtype)
+
+    def zeros_int32(self, size: int):
+        return self.cp.zeros(size, dtype=np.int32)
+
+    def adopt(self, x):
+        return self.cp.ascontiguousarray(self.cp.asarray(x)).reshape(-1)
+
+    def copy(self, buf):
+        return buf.copy()
+
+    def arg(self, buf):
+        return self.cuda.as_cuda_array(buf, sync=False)
+
+    def launch(self, fn, grid, block, args):
+        fn[grid, block, self.stream](*[self.arg(a) if hasattr(a, "__cuda_array_interface__")
+                                       else a for a in args])
+
+    def matmul(self, lhs3, rhs3, out3):
+        self.cp.matmul(lhs3, rhs3, out=out3)
+
+    def to_host(self, buf, shape) -> np.ndarray:
+        return self.cp.asnumpy(buf).reshape(shape)
+
+    def to_result(self, buf, shape):
+        return buf.reshape(shape)
+
+    def finish(self):
+        """Results stay on the device, ordered on the caller's current stream: no sync."""
+
+    def read_int(self, buf) -> int:
+        return int(buf[0].get())
+
+
+@functools.cache
+def current():
+    """The device implementation for this process (see the module docstring)."""
+    if not toolchain.simulator_enabled() and toolchain.gpu_present():
+        try:
+            import cupy  # noqa: F401
+        except ImportError:
+            return NumbaDevice()
+        return CupyDevice()
+    return NumbaDevice()

@@ -1,0 +1,152 @@
+"""The cuda backend's Executable: a Program's kernels loaded once, launched in order per call.
+
+A call uploads NumPy inputs (device inputs are used in place), allocates the temporaries,
+launches every kernel on one stream with no host synchronization between them, and either
+copies the results back (NumPy inputs) or returns device arrays (device inputs). Launch
+configs were computed from the sizes when the graph was compiled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+
+import numpy as np
+
+from jitc import config
+from jitc.backends.cuda import launch, modules
+from jitc.backends.cuda.device import current, is_device_array
+from jitc.backends.cuda.lowering import ERR_INDEX, ERR_NEGATIVE_POWER
+from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
+from jitc.ir import Graph
+
+# The simulator runs one kernel at a time per process (a global kernel context).
+_SIMULATOR_LOCK = threading.Lock()
+
+_ERRORS = {
+    ERR_INDEX: (IndexError, "index out of bounds in a gather (integer-array indexing)"),
+    ERR_NEGATIVE_POWER: (ValueError, "Integers to negative integer powers are not allowed."),
+}
+
+
+class CudaExecutable:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.device = current()
+        self.program = build_program(graph, library_dots=self.device.has_blas)
+        if config.DUMP_DIR:
+            modules.dump(graph.name, self.program.kernels, config.DUMP_DIR)
+        policy = launch.SIMULATOR if self.device.simulator else launch.GPU
+        self.functions = {k.name: modules.load(k) for k in self.program.kernels}
+        self.configs = [launch.config(s.kernel, policy) if isinstance(s, Launch) else None
+                        for s in self.program.steps]
+        self.uses_err = any(k.uses_err for k in self.program.kernels)
+        self.constants = {}
+        self.n_params = sum(1 for b in self.program.buffers if b.kind == "param")
+        self.single_output = len(self.program.outputs) == 1
+
+    # -- the call
+    def __call__(self, *arrays):
+        out = self.run(*arrays)
+        return [out] if self.single_output else list(out)
+
+    def run(self, *arrays):
+        if len(arrays) != self.n_params:
+            raise TypeError(f"{self.graph.name}: expected {self.n_params} arrays, "
+                            f"got {len(arrays)}")
+        guard = self._simulator_guard() if self.device.simulator else contextlib.nullcontext()
+        with guard:
+            return self._run(arrays)
+
+    @contextlib.contextmanager
+    def _simulator_guard(self):
+        """One simulated kernel at a time; NumPy scalar math warns where CUDA is silent."""
+        with _SIMULATOR_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+
+    def _run(self, arrays):
+        dev = self.device
+        on_device = any(is_device_array(a) for a in arrays)
+        bufs = []
+        for b in self.program.buffers:
+            if b.kind == "param":
+                a = arrays[b.index]
+                bufs.append(dev.adopt(a) if is_device_array(a) else
+                            dev.upload(np.asarray(a, dtype=b.dtype)))
+            elif b.kind == "const":
+                bufs.append(self._constant(len(bufs), b))
+            else:
+                bufs.append(dev.empty(b.size, b.dtype))
+        err = dev.zeros_int32(1) if self.uses_err else None
+        for step, cfg in zip(self.program.steps, self.configs):
+            if isinstance(step, Launch):
+                self._launch(step, cfg, bufs, err)
+            elif isinstance(step, LibraryDot):
+                self._library_dot(step, bufs)
+            elif isinstance(step, Raise):
+                raise step.exc(step.message)
+        if err is not None:
+            code = dev.read_int(err)
+            if code:
+                exc, message = _ERRORS[code]
+                raise exc(f"{self.graph.name}: {message}")
+        outs = []
+        for bid, shape, alias in zip(self.program.outputs, self.program.output_shapes,
+                                     self.program.output_aliases_input):
+            if on_device:
+                outs.append(dev.to_result(dev.copy(bufs[bid]) if alias else bufs[bid], shape))
+            else:
+                outs.append(dev.to_host(bufs[bid], shape))
+        if on_device:
+            dev.finish()
+        return outs[0] if self.single_output else tuple(outs)
+
+    def _constant(self, bid, b):
+        if bid not in self.constants:
+            self.constants[bid] = self.device.upload(b.value)
+        return self.constants[bid]
+
+    def _launch(self, step: Launch, cfg: launch.Config, bufs, err):
+        if cfg.empty:
+            return
+        k = step.kernel
+        args = [bufs[i] for i in step.inputs] + [bufs[i] for i in step.outputs]
+        args += [self.device.empty(max(cfg.scratch_elements, 1), d) for d in k.scratch]
+        if k.uses_err:
+            args.append(err)
+        args += k.sizes
+        self.device.launch(self.functions[k.name], cfg.grid, cfg.block, args)
+
+    def _library_dot(self, step: LibraryDot, bufs):
+        """cuBLAS through cupy.matmul on (B, M, K) x (B, K, N) views (GPU with CuPy only)."""
+        from jitc.backends.cuda.dot import DotLayout
+
+        lay = DotLayout(step.dot)
+        lhs_node, rhs_node = step.dot.operands
+        lhs = bufs[step.lhs].reshape(lhs_node.shape).transpose(lay.lb + lay.lf + lay.lc)
+        rhs = bufs[step.rhs].reshape(rhs_node.shape).transpose(lay.rb + lay.rc + lay.rf)
+        out = bufs[step.out].reshape(lay.B, lay.M, lay.N)
+        self.device.matmul(lhs.reshape(lay.B, lay.M, lay.K), rhs.reshape(lay.B, lay.K, lay.N),
+                           out)
+
+    # -- introspection
+    def stats(self) -> dict:
+        from jitc.fusion.stats import graph_stats
+
+        stats = graph_stats(self.graph)
+        stats["launches"] = sum(1 for s in self.program.steps
+                                if isinstance(s, (Launch, LibraryDot)))
+        return stats
+
+    def as_text(self, stage: str = "ptx", arch: str = "sm_90") -> str:
+        """The PTX of every kernel (stage "ptx") or their numba source (stage "kernels")."""
+        from jitc.backends.cuda.ptx import program_ptx
+
+        if stage == "kernels":
+            return "\n\n".join(k.source for k in self.program.kernels)
+        if stage == "ptx":
+            return "\n".join(f"// jitc kernel {name} ({arch})\n{ptx}"
+                             for name, ptx in program_ptx(self.program, arch).items())
+        raise ValueError(f"cuda backend: unknown stage {stage!r}; use 'ptx' or 'kernels'")

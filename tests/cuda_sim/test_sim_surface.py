@@ -1,0 +1,80 @@
+"""A representative slice of the NumPy surface table (tests/test_surface.py) on backend="cuda".
+
+Same cases, same runner, NumPy as the oracle: every elementwise primitive (special and extreme
+values included), NumPy 2 promotion, operators and scalars, integer edge values, every
+reduction with several axis/keepdims forms, NaN propagation, products (tile and skinny dot
+kernels, batched and transposed operands), shape ops, gathers, creation functions and whole
+programs; cases in LAYOUTS_EVERYWHERE also run on Fortran-order, strided and negative-stride
+inputs. The hypothesis tests add random broadcasting, reduction axes and slicing.
+The whole table runs too with JITC_FULL_SURFACE=1 (about 8 minutes in the simulator).
+"""
+
+import pytest
+
+import tests.test_surface as surface
+from tests.conftest import FULL_SURFACE
+
+REDUCTIONS = [
+    "np.sum(axis=1, keepdims=True)", "np.sum 0-d, empty, 1-d", "np.sum empty axis",
+    "np.mean(axis=(0, 2), keepdims=True)", "np.prod(axis=-1, keepdims=False)",
+    "np.prod empty axis", "np.max(axis=None, keepdims=False)", "np.max 0-d, empty, 1-d",
+    "np.amax(axis=0, keepdims=True)", "np.min(axis=(-1, 0), keepdims=False)",
+    "np.amin(axis=(), keepdims=True)", "np.var(axis=1, keepdims=True)",
+    "np.std(axis=0, keepdims=False)", "np.any(axis=0, keepdims=True)",
+    "np.all(axis=(0, 2), keepdims=False)", "np.all empty axis",
+    "np.argmax(axis=1, keepdims=False)", "np.argmax 0-d, 1-d, empty",
+    "np.argmin(axis=None, keepdims=True)", "np.argmin(axis=0, keepdims=False)",
+    "reduction dtype=", "var/std ddof", "ufunc.reduce", "NaN in max/min/argmax/argmin/fmax",
+    "sum/mean/var with Inf and NaN", "reduction errors", "reduction duplicate axis",
+]
+PRODUCTS = [
+    "np.matmul", "x @ y mixed dtypes", "np.dot", "np.dot 0-d", "np.einsum bhqd,bhkd->bhqk",
+    "np.einsum ij,kj", "np.einsum ijk,ikl->jl", "np.tensordot axes=([2], [1])", "np.inner",
+    "np.outer",
+]
+SHAPES = [
+    "transpose", "swapaxes", "moveaxis", "broadcast_to", "concatenate", "concatenate empty",
+    "stack", "hstack/vstack", "split", "x[::-1]", "x[1:-1:2, 1::3]", "x[:, None, 1:]",
+    "x[5:1:-2, :, ::-1]", "x[::-1][1:]", "W[ids] (embedding lookup)",
+    "x[:, ids], x[ids, 1], x[1, :, ids], x[..., ids]", "np.take",
+    "list/range/array constant indices", "astype", "astype to int", "*_like",
+    "full_like traced fill", "creation with static args", "tril/triu", "causal mask",
+    "np.round", "copy", "atleast",
+]
+PROGRAMS = ["softmax(relu(x @ W + b))", "layernorm", "gelu tanh", "sigmoid, logsumexp"]
+
+# Everything before the reductions: every elementwise ufunc, promotion, operators, scalars,
+# integer edge values, where and clip (cheap: one small kernel each).
+FIRST_REDUCTION = next(i for i, c in enumerate(surface.CASES) if c.name.startswith("np.sum("))
+SLICE = ([c.name for c in surface.CASES[:FIRST_REDUCTION]]
+         + REDUCTIONS + PRODUCTS + SHAPES + PROGRAMS)
+CASES = surface.CASES if FULL_SURFACE else [c for c in surface.CASES if c.name in SLICE]
+
+
+def test_the_slice_names_existing_cases_and_every_elementwise_op():
+    names = {c.name for c in surface.CASES}
+    assert set(SLICE) <= names, set(SLICE) - names
+    from jitc import ops
+
+    ufuncs = ops.UNARY | ops.PREDICATES | ops.BINARY | ops.COMPARE
+    assert {f"np.{op}" for op in ufuncs} <= set(SLICE)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_numpy_surface_on_cuda(case, request):
+    reason = case.xfail.get("cuda") or case.xfail.get("*")
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+    surface.run_case(case, "cuda")
+
+
+def test_broadcasting_binary_ops():
+    surface.test_broadcasting_binary_ops(backend="cuda")
+
+
+def test_reduction_axes():
+    surface.test_reduction_axes(backend="cuda")
+
+
+def test_basic_slicing():
+    surface.test_basic_slicing(backend="cuda")
