@@ -1,6 +1,5 @@
 """dot_general kernels over 3-d views of the operands: BLAS (numba's np.dot) for large float
-products, generated loops for small or integer ones, and a column-split loop for
-matrix-vector shapes (batch-1 inference).
+products, generated loops for small or integer ones.
 
 Each operand's dims fall into three groups (lhs: batch B, free M, contracting K; rhs: B, K,
 free N). When every group is a run of consecutive dims in storage, the operand's buffer *is*
@@ -8,10 +7,9 @@ a 3-d array with the groups in storage order (a free reshape): `lhs` viewed as "
 "BKM", ... . `view_orders` finds those orders; an operand without one is copied into order
 first (by the planner). The output is always the "BMN" view of a C-contiguous result.
 
-Kernel signature: `def NAME(a, b, out, lo, hi, n)` over the 3-d views. Rows [lo, hi) are the
-B*M output rows, except in column mode where they are the N output columns: a matrix-vector
-product has too few rows to split, and each thread's slice of a weight matrix then stays in
-its own core's cache from call to call.
+Kernel signature: `def NAME(a, b, out, lo, hi, n)` over the 3-d views; rows [lo, hi) are
+B*M output rows. A matrix-vector product (batch-1 inference) goes to BLAS as one call: it is
+bound by reading the matrix, which two threads do no faster than one here.
 """
 
 from __future__ import annotations
@@ -24,12 +22,9 @@ from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.ir import Node
 from jitc.primitives import dot_free_dims
 
-# Multiply-adds above which a float product goes to BLAS when it has enough rows.
+# Multiply-adds above which a float product goes to BLAS.
 BLAS_MIN_FLOPS = 1 << 18
-BLAS_MIN_ROWS = 16
-# At most this many output rows, and at least this many multiply-adds: split the columns.
-COLUMN_MAX_ROWS = 4
-COLUMN_MIN_FLOPS = 1 << 15
+UNROLL = 4  # rows of b per pass over an output row in the loop kernels
 
 
 @dataclass(frozen=True)
@@ -40,7 +35,7 @@ class DotShape:
     N: int
     lhs: str  # storage order of the lhs groups, a permutation of "BMK"
     rhs: str  # a permutation of "BKN"
-    mode: str  # "blas", "loops" or "columns"
+    mode: str  # "blas" or "loops"
 
     def view(self, side: str) -> tuple:
         """The 3-d shape of an operand ("lhs", "rhs") or of the output ("out")."""
@@ -49,7 +44,7 @@ class DotShape:
 
     @property
     def rows(self) -> int:
-        return self.N if self.mode == "columns" else self.B * self.M
+        return self.B * self.M
 
     @property
     def work(self) -> int:
@@ -103,14 +98,9 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     flops = B * M * K * N
-    if (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS and M >= BLAS_MIN_ROWS
-            and lhs_order == "BMK" and rhs_order in ("BKN", "BNK")):
-        mode = "blas"
-    elif B * M <= COLUMN_MAX_ROWS and flops >= COLUMN_MIN_FLOPS and rhs_order.endswith("N"):
-        mode = "columns"
-    else:
-        mode = "loops"
-    return DotShape(B, M, K, N, lhs_order, rhs_order, mode)
+    use_blas = (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS
+                and lhs_order == "BMK" and rhs_order in ("BKN", "BNK"))
+    return DotShape(B, M, K, N, lhs_order, rhs_order, "blas" if use_blas else "loops")
 
 
 def _at(order: str, **index) -> str:
@@ -142,32 +132,33 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
             f"        m1 = min(hi - bi * {M}, {M})",
             f"        np.dot(a[bi, m0:m1], {rhs}, out[bi, m0:m1])",
         ]
-    elif ds.mode == "columns":  # rows are columns: each thread owns out[..., lo:hi]
-        lines += [
-            f"    for bi in range({B}):",
-            f"        for mi in range({M}):",
-            "            o = out[bi, mi, lo:hi]",
-            "            for j in range(hi - lo):",
-            f"                o[j] = {zero}",
-            f"            for ki in range({K}):",
-            f"                av = {a_('bi', 'mi', 'ki')}",
-            f"                w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n='lo:hi')}]",
-            "                for j in range(hi - lo):",
-            f"                    o[j] = {fma('o[j]', 'av', 'w[j]')}",
-        ]
-    elif ds.rhs.endswith("N"):  # rows of b are contiguous: accumulate a row of out
-        lines += [
-            "    for r in range(lo, hi):",
-            f"        bi = r // {M}",
-            f"        mi = r % {M}",
-            "        o = out[bi, mi]",
-            f"        for ni in range({N}):",
-            f"            o[ni] = {zero}",
-            f"        for ki in range({K}):",
-            f"            av = {a_('bi', 'mi', 'ki')}",
-            f"            for ni in range({N}):",
-            f"                o[ni] = {fma('o[ni]', 'av', b_('bi', 'ki', 'ni'))}",
-        ]
+    elif ds.rhs.endswith("N"):
+        # rows of b are contiguous: accumulate into a row of out, UNROLL rows of b at a time
+        # (one pass over the output row per UNROLL products instead of one per product)
+        lines += ["    for r in range(lo, hi):", f"        bi = r // {M}", f"        mi = r % {M}",
+                  "        o = out[bi, mi]"]
+        pad = " " * 8
+        lines += [f"{pad}for j in range(o.shape[0]):", f"{pad}    o[j] = {zero}"]
+        if is_bool:
+            lines += [f"{pad}for ki in range({K}):",
+                      f"{pad}    av = {a_('bi', 'mi', 'ki')}",
+                      f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
+                      f"{pad}    for j in range(o.shape[0]):",
+                      f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}"]
+        else:
+            u = range(UNROLL)
+            lines += [f"{pad}for k0 in range(0, {K} - {UNROLL - 1}, {UNROLL}):"]
+            lines += [f"{pad}    av{q} = {a_('bi', 'mi', f'k0 + {q}')}" for q in u]
+            lines += [f"{pad}    w{q} = b[{_at(ds.rhs.lower(), b='bi', k=f'k0 + {q}', n=':')}]"
+                      for q in u]
+            total = " + ".join(f"av{q} * w{q}[j]" for q in u)
+            lines += [f"{pad}    for j in range(o.shape[0]):",
+                      f"{pad}        o[j] = {t}(o[j] + {total})",
+                      f"{pad}for ki in range({K} - {K} % {UNROLL}, {K}):",
+                      f"{pad}    av = {a_('bi', 'mi', 'ki')}",
+                      f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
+                      f"{pad}    for j in range(o.shape[0]):",
+                      f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}"]
     else:  # b stored as (.., N, K): one inner product per output element
         lines += [
             "    for r in range(lo, hi):",

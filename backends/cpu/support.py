@@ -5,8 +5,8 @@ from __future__ import annotations
 from numba import types
 from numba.extending import overload
 
-
 from jitc.errors import SignatureMiss
+
 
 def expect(a, dtype, ndim, n, k):
     """Raise SignatureMiss unless `a` is an array of `dtype` and `ndim` whose shape is
