@@ -89,6 +89,17 @@ def test_the_simulator_tests_are_not_collected_without_the_simulator():
 
 # ----------------------------------------------------------------------------- availability
 
+def test_gpu_benchmark_runs_or_says_in_one_line_why_not():
+    out = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--quick", "--repeats",
+                          "1"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    if not toolchain.gpu_present():
+        assert out.stdout.startswith("cuda: skipped: no CUDA GPU"), out.stdout
+        assert len(out.stdout.strip().splitlines()) == 1, out.stdout
+    else:
+        assert "W1" in out.stdout and "W3" in out.stdout, out.stdout
+
+
 def test_cuda_needs_a_gpu_or_the_simulator_and_says_so():
     if toolchain.simulator_enabled() or toolchain.gpu_present():
         pytest.skip("this process can run cuda kernels")

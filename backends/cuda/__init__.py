@@ -8,11 +8,15 @@ from __future__ import annotations
 
 
 def is_available():
+    """A GPU or the simulator, and numba-cuda (ptxas is only needed to assemble PTX)."""
+    from importlib import metadata
+
     from jitc.backends.cuda import toolchain
 
-    ok, why = toolchain.status()
-    if not ok:
-        return False, why
+    try:
+        metadata.version("numba-cuda")
+    except metadata.PackageNotFoundError:
+        return False, f"numba-cuda is not installed (pip install '{toolchain.NUMBA_CUDA_PACKAGE}')"
     if toolchain.simulator_enabled():
         return True, "numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     gpu, seen = toolchain.gpu_status()

@@ -55,7 +55,7 @@ class NumbaDevice:
         if not getattr(type(x), "__cuda_ndarray__", False):
             x = self.cuda.as_cuda_array(x, sync=False)
         if x.is_c_contiguous():
-            return x.reshape(-1) if x.ndim != 1 else x
+            return x.reshape(x.size) if x.ndim != 1 else x
         return self.upload(x.copy_to_host(stream=self.stream))
 
     def copy(self, buf):

@@ -14,7 +14,7 @@ kernel: only ranks, dtypes and which dims are 1 (the broadcast pattern) shape th
 from __future__ import annotations
 
 from jitc import ops
-from jitc.backends.cuda.lowering import ERR_INDEX, Statements, cast, literal, lower
+from jitc.backends.cuda.lowering import ERR_INDEX, cast, literal, lower
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 
@@ -41,8 +41,9 @@ class Sizes:
         return self._names[value]
 
 
-class Writer(Statements):
-    """Lines per level (0 prologue, 1 row, 2 element); `level` says where lines go now."""
+class Writer:
+    """Lines per level (0 prologue, 1 row, 2 element); `level` says where lines go now.
+    Lowerings write through it (lowering.Statements)."""
 
     def __init__(self):
         self.blocks = {0: [], ROW: [], ELEMENT: []}
@@ -131,6 +132,9 @@ class BodyEmitter:
         self.bound_index = bound_index if bound_index is not None else {}
         self.memo: dict = {}
         self.hooks = None  # optional (read(node, idx) -> Expr | None, wrote(node, idx, Expr))
+        # (index, shape, name): an array of `shape` read at `index` is read at position
+        # `name`, the flat loop counter, instead of recombining the divided-out components
+        self.flat = None
 
     def forget(self, level: int) -> None:
         """Drop memoized values of `level` and above (their variables are out of scope)."""
@@ -167,7 +171,10 @@ class BodyEmitter:
             if got is not None:
                 return got
         if op == "parameter":
-            off, level = offset(idx, n.shape, self.sz)
+            if self.flat is not None and (idx, n.shape) == self.flat[:2]:
+                off, level = self.flat[2], ELEMENT
+            else:
+                off, level = offset(idx, n.shape, self.sz)
             arr = self.arrays[n]
             return self._emit(level, lambda: f"{arr}[{off}]"), level
         if op == "constant":

@@ -125,8 +125,8 @@ class CudaExecutable:
 
         lay = DotLayout(step.dot)
         lhs_node, rhs_node = step.dot.operands
-        lhs = bufs[step.lhs].reshape(lhs_node.shape).transpose(lay.lb + lay.lf + lay.lc)
-        rhs = bufs[step.rhs].reshape(rhs_node.shape).transpose(lay.rb + lay.rc + lay.rf)
+        lhs = bufs[step.lhs].reshape(lhs_node.shape).transpose(tuple(lay.lb + lay.lf + lay.lc))
+        rhs = bufs[step.rhs].reshape(rhs_node.shape).transpose(tuple(lay.rb + lay.rc + lay.rf))
         out = bufs[step.out].reshape(lay.B, lay.M, lay.N)
         self.device.matmul(lhs.reshape(lay.B, lay.M, lay.K), rhs.reshape(lay.B, lay.K, lay.N),
                            out)

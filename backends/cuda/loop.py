@@ -26,6 +26,7 @@ def loop_kernel(body: Graph) -> Kernel:
     n_total = sz(total)
     w.level = ELEMENT
     idx = decompose(w, "flat", shape, [f"i{d}" for d in range(len(shape))], sz)
+    em.flat = (idx, shape, "flat")
     values = [em.value(o, idx)[0] for o in body.outputs]
     for k, v in enumerate(values):
         w.line(f"out{k}[flat] = {v}")

@@ -12,6 +12,7 @@ Transcendentals are libdevice routines (`nv.expf`), see devlib.py.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -36,25 +37,21 @@ LIBDEVICE = {
 ERR_INDEX, ERR_NEGATIVE_POWER = 1, 2
 
 
-class Statements:
-    """Where a lowering writes statements: fresh names, lines, nested blocks, the err flag."""
+class Statements(Protocol):
+    """Where a lowering writes statements (emitter.Writer): fresh names, lines, nested
+    blocks, the kernel's error flag."""
 
-    def tmp(self, prefix="t") -> str:
-        raise NotImplementedError
+    def tmp(self, prefix: str = "t") -> str: ...
 
-    def line(self, text: str) -> None:
-        raise NotImplementedError
+    def line(self, text: str) -> None: ...
 
     def open(self, header: str) -> None:
         """Start a block (`if ...:`, `else:`, `while ...:`) whose lines follow."""
-        raise NotImplementedError
 
-    def close(self) -> None:
-        raise NotImplementedError
+    def close(self) -> None: ...
 
     def error(self, code: int) -> str:
         """A statement storing `code` into the kernel's error flag."""
-        raise NotImplementedError
 
 
 def literal(value, dtype) -> str:
