@@ -63,14 +63,13 @@ class NumbaDevice:
         out.copy_to_device(buf, stream=self.stream)
         return out
 
-    def arg(self, buf):
-        return buf
-
     def launch(self, fn, grid, block, args):
         fn[grid, block, self.stream](*args)
 
     def to_host(self, buf, shape) -> np.ndarray:
-        return buf.copy_to_host(stream=self.stream).reshape(shape)
+        out = buf.copy_to_host(stream=self.stream)
+        self.stream.synchronize()  # a copy on a stream may return before it is done
+        return out.reshape(shape)
 
     def to_result(self, buf, shape):
         return buf.reshape(shape)
@@ -81,7 +80,7 @@ class NumbaDevice:
         self.stream.synchronize()
 
     def read_int(self, buf) -> int:
-        return int(buf.copy_to_host(stream=self.stream)[0])
+        return int(self.to_host(buf, (buf.size,))[0])
 
 
 class CupyDevice:
@@ -118,12 +117,10 @@ class CupyDevice:
     def copy(self, buf):
         return buf.copy()
 
-    def arg(self, buf):
-        return self.cuda.as_cuda_array(buf, sync=False)
-
     def launch(self, fn, grid, block, args):
-        fn[grid, block, self.stream](*[self.arg(a) if hasattr(a, "__cuda_array_interface__")
-                                       else a for a in args])
+        views = [self.cuda.as_cuda_array(a, sync=False)
+                 if isinstance(a, self.cp.ndarray) else a for a in args]
+        fn[grid, block, self.stream](*views)
 
     def matmul(self, lhs3, rhs3, out3):
         self.cp.matmul(lhs3, rhs3, out=out3)

@@ -122,14 +122,13 @@ class BodyEmitter:
         the dot accumulator), valid at `bound_index[node]` only.
     """
 
-    def __init__(self, body: Graph, w: Writer, sz: Sizes, arrays: dict, bound=None,
-                 bound_index=None):
+    def __init__(self, body: Graph, w: Writer, sz: Sizes, arrays: dict):
         self.body = body
         self.w = w
         self.sz = sz
         self.arrays = arrays
-        self.bound = bound if bound is not None else {}
-        self.bound_index = bound_index if bound_index is not None else {}
+        self.bound: dict = {}
+        self.bound_index: dict = {}
         self.memo: dict = {}
         self.hooks = None  # optional (read(node, idx) -> Expr | None, wrote(node, idx, Expr))
         # (index, shape, name): an array of `shape` read at `index` is read at position

@@ -4,6 +4,11 @@ A call uploads NumPy inputs (device inputs are used in place), allocates the tem
 launches every kernel on one stream with no host synchronization between them, and either
 copies the results back (NumPy inputs) or returns device arrays (device inputs). Launch
 configs were computed from the sizes when the graph was compiled.
+
+Kernels that can fail where NumPy raises (a gather index out of bounds, an integer to a
+negative power) store a code in an error flag instead; after the last launch the call reads
+the flag (a 4-byte copy that waits for the stream, only for such graphs) and raises NumPy's
+exception.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class CudaExecutable:
                         for s in self.program.steps]
         self.uses_err = any(k.uses_err for k in self.program.kernels)
         self.constants = {}
-        self.n_params = sum(1 for b in self.program.buffers if b.kind == "param")
+        self.n_params = len(graph.params)
         self.single_output = len(self.program.outputs) == 1
 
     # -- the call
