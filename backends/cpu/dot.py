@@ -1,4 +1,4 @@
-"""dot_general kernels over 3-d views of the operands: BLAS (numba's np.dot) for large float
+"""dot_general kernels over 3-d views of the operands: BLAS gemm (blas.py) for large float
 products, generated loops for small or integer ones.
 
 Each operand's dims fall into three groups (lhs: batch B, free M, contracting K; rhs: B, K,
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jitc.backends.cpu.blas import gemm_address
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.ir import Node
 from jitc.primitives import dot_free_dims
@@ -125,12 +126,19 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
 
     lines = [f"def {name}(a, b, out, lo, hi, n):"]
     if ds.mode == "blas":
-        rhs = "b[bi]" if ds.rhs == "BKN" else "b[bi].T"  # .T: BLAS reads it transposed
+        # out[bi, m0:m1] = a[bi, m0:m1] @ b[bi], as column-major out^T = b^T a^T
+        isz = node.dtype.itemsize
+        trans_b, ldb = (ord("N"), N) if ds.rhs == "BKN" else (ord("T"), K)
         lines += [
+            f"    g = {sz(gemm_address(node.dtype))}",
+            "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
             f"    for bi in range(lo // {M}, (hi + {M} - 1) // {M}):",
             f"        m0 = max(lo - bi * {M}, 0)",
             f"        m1 = min(hi - bi * {M}, {M})",
-            f"        np.dot(a[bi, m0:m1], {rhs}, out[bi, m0:m1])",
+            f"        gemm(g, {t}, {trans_b}, {ord('N')}, {N}, m1 - m0, {K},",
+            f"             pb + bi * {K} * {N} * {isz}, {ldb},",
+            f"             pa + (bi * {M} + m0) * {K} * {isz}, {K},",
+            f"             po + (bi * {M} + m0) * {N} * {isz}, {N})",
         ]
     elif ds.rhs.endswith("N"):
         # rows of b are contiguous: accumulate into a row of out, UNROLL rows of b at a time

@@ -31,6 +31,7 @@ import math
 import numpy as np
 from numba import carray, cfunc, njit
 from jitc.backends.cpu.abi import KERNEL_SIGNATURE, typed_pointer
+from jitc.backends.cpu.blas import gemm
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.lowering import vmath_globals as _vg
 globals().update(_vg())
@@ -41,7 +42,7 @@ DRIVER_HEADER = """\
 import numpy as np
 from numba import njit
 from jitc.backends.cpu.abi import call_launcher, keep_alive
-from jitc.backends.cpu.support import expect
+from jitc.errors import SignatureMiss
 """
 
 
@@ -98,15 +99,15 @@ def _shape(slots) -> str:
 def emit(program: Program) -> Emitted:
     """The driver source and its state layout: n slots, then one kernel address per launch
     (filled in at run time), then the packs. Parameters are C-contiguous arrays; the driver
-    checks their shapes (SignatureMiss otherwise), numba's dispatch their types."""
+    checks their shapes (SignatureMiss otherwise), numba's dispatch their types (the
+    executable seals the driver's one signature after its first compile)."""
     sz = Sizes()  # the driver's slots in n
     n_params, n_consts = len(program.params), len(program.constants)
     lines = []
-    for i, (shape, dtype) in enumerate(program.params):
-        first = len(sz.values)
-        for d in shape:
-            sz(d)
-        lines.append(f"expect(p{i}, {TYPE_NAMES[np.dtype(dtype)]}, {len(shape)}, n, {first})")
+    checks = [f"p{i}.shape[{k}] != {sz(d)}" for i, (shape, _) in enumerate(program.params)
+              for k, d in enumerate(shape)]
+    if checks:
+        lines += [f"if {' or '.join(checks)}:", "    raise SignatureMiss()"]
     lines += ["pk = n[PACKS:].copy()", "pa = pk.ctypes.data"]
     held = ["pk"]
     if any(b.source == "temp" for k in program.kernels for b in k.pointers):
@@ -152,7 +153,11 @@ def emit(program: Program) -> Emitted:
     body = body.replace("n[PACKS:]", f"n[{packs_at}:]").replace("n[FP]", f"n[{fp_at}]")
     body = re.sub(r"n\[FP \+ (\d+)\]", lambda m: f"n[{fp_at + int(m.group(1))}]", body)
     params = ["n"] + [f"c{i}" for i in range(n_consts)] + [f"p{i}" for i in range(n_params)]
+    # the one numba signature this driver is sealed to, in its text: drivers of graphs that
+    # differ only in argument types must be different functions
+    types = [f"c{i}: {np.dtype(c.dtype).name}[{c.ndim}d]" for i, c in enumerate(program.constants)]
+    types += [f"p{i}: {np.dtype(d).name}[{len(s)}d]" for i, (s, d) in enumerate(program.params)]
     driver = (DRIVER_HEADER.format(name=program.name) + "\n\n@njit(nogil=True, cache=True)\n"
-              f"def driver({', '.join(params)}):\n" + body)
+              f"def driver({', '.join(params)}):\n    # {', '.join(types)}\n" + body)
     return Emitted(sources, kernel_of_launch, driver, sz.values, packs,
                    list(program.constants), len(program.results))

@@ -1,0 +1,72 @@
+"""BLAS gemm for generated kernels: SciPy's Fortran sgemm/dgemm, called through its address.
+
+numba's np.dot costs ~0.45 s to compile per kernel and copies any operand that is not
+contiguous; calling gemm directly compiles in milliseconds and reads transposed operands
+and sub-blocks in place (through trans flags and leading dimensions). The address is a
+run-time value (a kernel size slot), so cached kernels stay valid in a new process.
+
+Row-major C[m,n] = A[m,k] @ B[k,n] is column-major C^T = B^T A^T: gemm is called with the
+operands swapped. SciPy's BLAS is LP64 (32-bit ints).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@functools.cache
+def gemm_address(dtype) -> int:
+    """Address of SciPy's sgemm (float32) or dgemm (float64)."""
+    import scipy.linalg.cython_blas as cython_blas
+
+    capsule = cython_blas.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + "gemm"]
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
+                                                                  ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule))
+
+
+@intrinsic
+def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+    """C = op(A) @ op(B) (column-major, alpha 1, beta 0) through the gemm at address `fn`;
+    trans_a/trans_b are ord("N") or ord("T"); a, b, c are addresses."""
+    element = dtype.instance_type
+    sig = types.void(fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)
+
+    def codegen(context, builder, signature, args):
+        fn, _, ta, tb, m, n, k, a, lda, b, ldb, c, ldc = args
+        i8, i32 = ir.IntType(8), ir.IntType(32)
+        real = context.get_data_type(element)
+
+        def slot(ty, value):
+            ptr = cgutils.alloca_once(builder, ty)
+            builder.store(value, ptr)
+            return ptr
+
+        def int32(v):
+            return slot(i32, builder.trunc(v, i32))
+
+        def address(v):
+            return builder.inttoptr(v, real.as_pointer())
+
+        fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer()] * 2 + [i32.as_pointer()] * 3
+                               + [real.as_pointer(), real.as_pointer(), i32.as_pointer(),
+                                  real.as_pointer(), i32.as_pointer(), real.as_pointer(),
+                                  real.as_pointer(), i32.as_pointer()])
+        builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
+            slot(i8, builder.trunc(ta, i8)), slot(i8, builder.trunc(tb, i8)),
+            int32(m), int32(n), int32(k), slot(real, ir.Constant(real, 1.0)), address(a),
+            int32(lda), address(b), int32(ldb), slot(real, ir.Constant(real, 0.0)),
+            address(c), int32(ldc)])
+        return context.get_dummy_value()
+
+    return sig, codegen
