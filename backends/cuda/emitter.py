@@ -210,8 +210,10 @@ class BodyEmitter:
                 if size == 1:
                     sub.append(ZERO)
                     continue
-                term = text if st == 1 else f"{text} * {st}"
-                sub.append((f"({s} + {term})" if s else term, lv))
+                # start and stride are arguments too: the slices of an unrolled loop (x[t]
+                # for each step t) then share one kernel
+                term = text if st == 1 else f"{text} * {self.sz(st)}"
+                sub.append((f"({self.sz(s)} + {term})" if s else term, lv))
             return self.value(x, tuple(sub))
         if op == "reshape":
             (x,) = n.operands
