@@ -135,7 +135,7 @@ class Jitted:
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
         result = compiled.call_flat(leaves)
-        if not kwargs and not static and args and all(type(a) is np.ndarray for a in args):
+        if not kwargs and not static:
             self._fast = compiled.fast_call()
         return result
 
@@ -244,18 +244,19 @@ class Compiled:
         return unflatten(self.lowered.out_tree, results)
 
     def fast_call(self):
-        """A function of the positional arrays that raises one of FAST_PATH_MISSES unless
-        they are what this signature was compiled for, or None if the backend does not
-        check its arguments itself."""
+        """A function of the positional arguments that raises one of FAST_PATH_MISSES unless
+        they are what this signature was compiled for (jitc/fastpath.py), or None if the
+        backend does not check its arguments itself."""
         run = getattr(self.executable, "checked_run", None)
-        if run is None:
+        if run is None or self.lowered.in_tree[1][0][0] != "tuple":
             return None
-        specs = self.lowered.out_specs
-        single = self.lowered.out_tree == ("leaf",) and specs[0][0] == "graph" and not specs[0][2]
-        if single and self.executable.single_output:
-            return run  # the driver itself returns the one array
-        single = self.executable.single_output
-        return lambda *arrays: self._finish([run(*arrays)] if single else run(*arrays))
+        from jitc.fastpath import fast_call
+
+        (_, arg_defs), kwargs_def = self.lowered.in_tree[1]
+        if kwargs_def[1]:
+            return None
+        return fast_call(arg_defs, self.lowered.arg_types, self.lowered.out_tree,
+                         self.lowered.out_specs, run, self.executable.single_output)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))

@@ -270,6 +270,28 @@ def test_calls_with_seen_shapes_and_dtypes_do_not_retrace(backend):
     assert traces[1:] == [((2, 8), np.float32), ((4, 8), np.float64)]
 
 
+def test_calls_switching_between_signatures_give_numpys_results(backend):
+    """The fast call tries the last signature first; every other case must miss it and take
+    the slow path: another shape, tree, dict key, scalar type or array layout."""
+    def f(x, p, s):
+        return x * p["w"] + p["b"][0] * s, [x.sum(), p["b"]]
+
+    g = jitc.jit(f, backend=backend)
+    y = RNG.standard_normal((2, 8)).astype(np.float32)
+    p = {"w": np.float32(2.0) * np.ones(8, np.float32), "b": (np.ones(8, np.float32),)}
+    q = {"w": p["w"], "c": p["b"]}
+    readonly = X.copy()
+    readonly.flags.writeable = False
+    calls = [(X, p, 1.5), (y, p, 1.5), (X, p, 1.5), (X, p, 2), (X, p, 1.5),
+             (np.asfortranarray(X), p, 1.5), (X[:, ::-1], p, 1.5), (readonly, p, 1.5),
+             (X.astype(np.float64), p, 1.5), (X, {"w": p["w"], "b": (p["w"], p["w"])}, 1.5),
+             (X, p, 1.5)]
+    for x, params, s in calls:
+        _same(g(x, params, s), f(x, params, s))
+    with pytest.raises(KeyError):  # a dict with other keys retraces (and fails like NumPy)
+        g(X, q, 1.5)
+
+
 def test_python_scalars_are_traced_by_type_not_value(backend):
     traces = []
 
