@@ -6,7 +6,8 @@ and sub-blocks in place (through trans flags and leading dimensions). The addres
 run-time value (a kernel size slot), so cached kernels stay valid in a new process.
 
 Row-major C[m,n] = A[m,k] @ B[k,n] is column-major C^T = B^T A^T: gemm is called with the
-operands swapped. SciPy's BLAS is LP64 (32-bit ints).
+operands swapped. One row (m = 1) goes to gemv: OpenBLAS's gemm packs the whole of B even
+then, which made a batch-1 layer twice as slow. SciPy's BLAS is LP64 (32-bit ints).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from numba.extending import intrinsic
 
 
 @functools.cache
-def gemm_address(dtype) -> int:
-    """Address of SciPy's sgemm (float32) or dgemm (float64)."""
+def blas_address(dtype, routine: str) -> int:
+    """Address of SciPy's s<routine> (float32) or d<routine> (float64), e.g. "gemm"."""
     import scipy.linalg.cython_blas as cython_blas
 
-    capsule = cython_blas.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + "gemm"]
+    capsule = cython_blas.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -67,6 +68,43 @@ def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc
             int32(m), int32(n), int32(k), slot(real, ir.Constant(real, 1.0)), address(a),
             int32(lda), address(b), int32(ldb), slot(real, ir.Constant(real, 0.0)),
             address(c), int32(ldc)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, y):
+    """y = op(A) @ x (column-major A of m rows, alpha 1, beta 0, unit strides) through the
+    gemv at address `fn`; trans is ord("N") or ord("T"); a, x, y are addresses."""
+    element = dtype.instance_type
+    sig = types.void(fn, dtype, trans, m, n, a, lda, x, y)
+
+    def codegen(context, builder, signature, args):
+        fn, _, trans, m, n, a, lda, x, y = args
+        i8, i32 = ir.IntType(8), ir.IntType(32)
+        real = context.get_data_type(element)
+
+        def slot(ty, value):
+            ptr = cgutils.alloca_once(builder, ty)
+            builder.store(value, ptr)
+            return ptr
+
+        def int32(v):
+            return slot(i32, builder.trunc(v, i32))
+
+        def address(v):
+            return builder.inttoptr(v, real.as_pointer())
+
+        one = slot(i32, ir.Constant(i32, 1))
+        fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer()] + [i32.as_pointer()] * 2
+                               + [real.as_pointer(), real.as_pointer(), i32.as_pointer(),
+                                  real.as_pointer(), i32.as_pointer(), real.as_pointer(),
+                                  real.as_pointer(), i32.as_pointer()])
+        builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
+            slot(i8, builder.trunc(trans, i8)), int32(m), int32(n),
+            slot(real, ir.Constant(real, 1.0)), address(a), int32(lda), address(x), one,
+            slot(real, ir.Constant(real, 0.0)), address(y), one])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -7,9 +7,8 @@ a 3-d array with the groups in storage order (a free reshape): `lhs` viewed as "
 "BKM", ... . `view_orders` finds those orders; an operand without one is copied into order
 first (by the planner). The output is always the "BMN" view of a C-contiguous result.
 
-Kernel signature: `def NAME(a, b, out, lo, hi, n)` over the 3-d views; rows [lo, hi) are
-B*M output rows. A matrix-vector product (batch-1 inference) goes to BLAS as one call: it is
-bound by reading the matrix, which two threads do no faster than one here.
+Kernel signature: `def NAME(a, b, out, lo, hi, n)` over the 3-d views; [lo, hi) ranges
+over the B*M output rows, or over the N output columns for a BLAS product with few rows.
 """
 
 from __future__ import annotations
@@ -18,13 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc.backends.cpu.blas import gemm_address
+from jitc.backends.cpu.blas import blas_address
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.ir import Node
 from jitc.primitives import dot_free_dims
 
 # Multiply-adds above which a float product goes to BLAS.
 BLAS_MIN_FLOPS = 1 << 18
+# A BLAS product with fewer output rows splits its columns across threads instead: a
+# matrix-vector product (batch-1 inference) is bound by reading the matrix, and each
+# thread then reads its own part (SciPy's BLAS runs single-threaded inside jitc).
+COLUMNS_BELOW_ROWS = 8
 UNROLL = 4  # rows of b per pass over an output row in the loop kernels
 
 
@@ -37,6 +40,7 @@ class DotShape:
     lhs: str  # storage order of the lhs groups, a permutation of "BMK"
     rhs: str  # a permutation of "BKN"
     mode: str  # "blas" or "loops"
+    split: str = "rows"  # what [lo, hi) ranges over: output rows, or (BLAS) columns
 
     def view(self, side: str) -> tuple:
         """The 3-d shape of an operand ("lhs", "rhs") or of the output ("out")."""
@@ -45,7 +49,7 @@ class DotShape:
 
     @property
     def rows(self) -> int:
-        return self.B * self.M
+        return self.N if self.split == "columns" else self.B * self.M
 
     @property
     def work(self) -> int:
@@ -99,9 +103,11 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     flops = B * M * K * N
-    use_blas = (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS
-                and lhs_order == "BMK" and rhs_order in ("BKN", "BNK"))
-    return DotShape(B, M, K, N, lhs_order, rhs_order, "blas" if use_blas else "loops")
+    if not (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS
+            and lhs_order == "BMK" and rhs_order in ("BKN", "BNK")):
+        return DotShape(B, M, K, N, lhs_order, rhs_order, "loops")
+    split = "columns" if B * M < COLUMNS_BELOW_ROWS else "rows"
+    return DotShape(B, M, K, N, lhs_order, rhs_order, "blas", split)
 
 
 def _at(order: str, **index) -> str:
@@ -126,19 +132,36 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
 
     lines = [f"def {name}(a, b, out, lo, hi, n):"]
     if ds.mode == "blas":
-        # out[bi, m0:m1] = a[bi, m0:m1] @ b[bi], as column-major out^T = b^T a^T
+        # out[bi, m0:m1, n0:n1] = a[bi, m0:m1] @ b[bi, :, n0:n1] is, column-major,
+        # out^T = b^T a^T over sub-blocks named by pointers and leading dimensions;
+        # one row is a matrix-vector product
         isz = node.dtype.itemsize
-        trans_b, ldb = (ord("N"), N) if ds.rhs == "BKN" else (ord("T"), K)
-        lines += [
-            f"    g = {sz(gemm_address(node.dtype))}",
+        if ds.rhs == "BKN":
+            trans_b, ldb, b_at = ord("N"), N, f"bi * {K} * {N} + n0"
+            gemv_shape = "n1 - n0, " + K
+        else:
+            trans_b, ldb, b_at = ord("T"), K, f"bi * {N} * {K} + n0 * {K}"
+            gemv_shape = K + ", n1 - n0"
+        if ds.split == "columns":
+            lines += [f"    for bi in range({B}):", "        m0, m1, n0, n1 = 0, " + M + ", lo, hi"]
+        else:
+            lines += [f"    for bi in range(lo // {M}, (hi + {M} - 1) // {M}):",
+                      f"        m0 = max(lo - bi * {M}, 0)",
+                      f"        m1 = min(hi - bi * {M}, {M})",
+                      f"        n0, n1 = 0, {N}"]
+        lines = lines[:1] + [
+            f"    g = {sz(blas_address(node.dtype, 'gemm'))}",
+            f"    v = {sz(blas_address(node.dtype, 'gemv'))}",
             "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
-            f"    for bi in range(lo // {M}, (hi + {M} - 1) // {M}):",
-            f"        m0 = max(lo - bi * {M}, 0)",
-            f"        m1 = min(hi - bi * {M}, {M})",
-            f"        gemm(g, {t}, {trans_b}, {ord('N')}, {N}, m1 - m0, {K},",
-            f"             pb + bi * {K} * {N} * {isz}, {ldb},",
-            f"             pa + (bi * {M} + m0) * {K} * {isz}, {K},",
-            f"             po + (bi * {M} + m0) * {N} * {isz}, {N})",
+        ] + lines[1:] + [
+            f"        pbb = pb + ({b_at}) * {isz}",
+            f"        pab = pa + (bi * {M} + m0) * {K} * {isz}",
+            f"        pob = po + ((bi * {M} + m0) * {N} + n0) * {isz}",
+            "        if m1 - m0 == 1:",
+            f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {ldb}, pab, pob)",
+            "        else:",
+            f"            gemm(g, {t}, {trans_b}, {ord('N')}, n1 - n0, m1 - m0, {K}, pbb, {ldb},",
+            f"                 pab, {K}, pob, {N})",
         ]
     elif ds.rhs.endswith("N"):
         # rows of b are contiguous: accumulate into a row of out, UNROLL rows of b at a time

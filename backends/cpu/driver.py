@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import carray, cfunc, njit
 from jitc.backends.cpu.abi import KERNEL_SIGNATURE, typed_pointer
-from jitc.backends.cpu.blas import gemm
+from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.lowering import vmath_globals as _vg
 globals().update(_vg())

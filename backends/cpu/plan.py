@@ -250,7 +250,7 @@ class Planner:
         kb.add(dots.dot_source("BODY", node, ds, kb.sz),
                [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs")),
                 out.viewed(ds.view("out"))])
-        if epilogue is not None:
+        if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
                 self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work))
