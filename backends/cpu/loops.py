@@ -16,6 +16,8 @@ C-contiguous with the shapes of their body nodes.
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +74,24 @@ def _combine(kind, acc, v, dtype):
     return f"({acc} if ({acc} <= {v} or {acc} != {acc}) else {v})"
 
 
+def _offset_of(expr: str, v: str) -> str | None:
+    """For an index `expr` of the form `offset + v` (any grouping of a sum), the offset
+    ("" for `v` alone); None if `v` appears otherwise."""
+    terms, stack = [], [ast.parse(expr, mode="eval").body]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+            stack += [e.right, e.left]
+        else:
+            terms.append(e)
+    is_v = [isinstance(t, ast.Name) and t.id == v for t in terms]
+    rest = [t for t, hit in zip(terms, is_v) if not hit]
+    if is_v.count(True) != 1 or any(isinstance(x, ast.Name) and x.id == v
+                                    for t in rest for x in ast.walk(t)):
+        return None
+    return " + ".join(ast.unparse(t) for t in rest)
+
+
 class _Writer:
     def __init__(self):
         self.lines: list[str] = []
@@ -115,6 +135,7 @@ class LoopKernel:
         self.inputs: list[Node] = []
         self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
         self.chunk_slices: dict | None = None  # array -> its chunk's slice (1-d split loops)
+        self.row_slices: dict = {}  # (array, leading indices, offset) -> (name, slice)
         self._plan_iteration()
 
     # -- layout
@@ -182,7 +203,7 @@ class LoopKernel:
             arr = self._array(n)
             if self.chunk_slices is not None and idx == self.index:
                 return f"{self._chunk_slice(arr)}[j]"
-            return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
+            return self._indexed(arr, idx)
         if op == "constant":
             return literal(n.attrs["value"][()], n.dtype)
         if op in ops.REDUCTIONS:
@@ -308,6 +329,32 @@ class LoopKernel:
         sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
         return self.value(x, sub, memo)
 
+    def _indexed(self, arr: str, idx: tuple) -> str:
+        """`arr` at `idx`. Where only the last index moves in the innermost loop, and by the
+        loop variable itself, the access goes through a row slice taken once per row: the
+        loop then indexes by its own non-negative variable, which LLVM vectorizes without
+        numba's negative-index wraparound (indexing by `i1 * n + i2` was 10x slower)."""
+        if self.flat or not self.inner or not idx:
+            return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
+        v = self.index[self.inner[-1]]
+        offset = _offset_of(idx[-1], v)
+        head = idx[:-1]
+        if offset is None or not all(map(self._row_invariant, head + (offset or "0",))):
+            return f"{arr}[{', '.join(idx)}]"
+        if not head and not offset:
+            return f"{arr}[{v}]"
+        key = (arr, head, offset)
+        if key not in self.row_slices:
+            tail = [f"{offset}:"] if offset else []
+            self.row_slices[key] = (f"{arr}_r{len(self.row_slices)}",
+                                    f"{arr}[{', '.join(list(head) + tail)}]")
+        return f"{self.row_slices[key][0]}[{v}]"
+
+    def _row_invariant(self, expr: str) -> bool:
+        """Does `expr` use only the row's (outer) indices, sizes and literals?"""
+        names = set(re.findall(r"[A-Za-z_]\w*", re.sub(r"\bn\[\d+\]", "", expr)))
+        return names <= {self.index[d] for d in self.outer}
+
     def _chunk_slice(self, arr: str) -> str:
         """`arr[lo:hi]` for this thread's chunk of a 1-d loop. Indexing the slice from 0
         (rather than arr at lo + j) lets LLVM see a non-negative index and drop numba's
@@ -388,6 +435,7 @@ class LoopKernel:
                 extent = self.sz(self.shape[d])
                 w.line(f"i{d} = ({rem} // {self.sz(size)}) % {extent}" if k + 1 < len(self.outer)
                        else f"i{d} = {rem} % {extent}")
+            rows_at, rows_depth = len(w.lines), w.depth
         for s in range(final + 1):
             ready = [r for r, rs in stages.items() if rs == s]
             for r in ready:
@@ -418,8 +466,7 @@ class LoopKernel:
                 if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
-                    w.line(f"{outs[k]}[{', '.join(self.index)}] = {v}" if self.index else
-                           f"{outs[k]}[()] = {v}")
+                    w.line(f"{self._indexed(outs[k], self.index)} = {v}")
             for n in self.scratch:
                 if (n, self.index) in memo:
                     self.scratch_ready[n] = True
@@ -432,6 +479,9 @@ class LoopKernel:
         if self.flat:
             w.lines[slices_at:slices_at] = ["    " + f"{s} = {a}[lo:hi]"
                                             for a, s in self.chunk_slices.items()]
+        else:
+            w.lines[rows_at:rows_at] = ["    " * rows_depth + f"{name} = {expr}"
+                                        for name, expr in self.row_slices.values()]
         loop = w.lines[body_start:]
         scratch = ([(s, inner_size, n.dtype) for n, s in self.scratch.items()]
                    if self.scratch_args else [])

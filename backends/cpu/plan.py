@@ -17,6 +17,7 @@ takes scratch rows from the arena and computes every dot with loops.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,7 +130,7 @@ class _KernelBuilder:
 
     def add(self, source: str, bufs: list[Buf]):
         arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape)) for b in bufs]
-        self.bodies.append(Body(source, arrays))
+        self.bodies.append(Body(_hoist_sizes(source), arrays))
 
     def kernel(self, rows: int, work: int) -> Kernel:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error)
@@ -358,6 +359,18 @@ COPY_BODY = """def BODY(a, out, lo, hi, n):
     for j in range(hi - lo):
         out_c[j] = a_c[j]
 """
+
+
+def _hoist_sizes(source: str) -> str:
+    """Read each size slot n[k] once, into a local, at the top of the body. Read inside a
+    loop, a size is reloaded after every store (LLVM cannot tell the stores do not hit the
+    size vector), so index expressions stop being affine and the loop does not vectorize."""
+    slots = sorted({int(k) for k in re.findall(r"\bn\[(\d+)\]", source)})
+    if not slots:
+        return source
+    head, rest = source.split("\n", 1)
+    rest = re.sub(r"\bn\[(\d+)\]", r"n_\1", rest)
+    return "\n".join([head] + [f"    n_{k} = n[{k}]" for k in slots]) + "\n" + rest
 
 
 def _epilogue(body: Graph, dot: Node) -> tuple[Graph, list[Node]]:
