@@ -190,3 +190,36 @@ def test_kernels_split_across_threads_match_numpy():
     for g, want in zip(got, _large_program(x, y, idx)):
         assert g.dtype == want.dtype and g.shape == want.shape
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=5e-5)  # float32 sums of 256
+
+
+# Operand layouts of dot_general: the groups (batch, free, contracting) in every storage
+# order a 3-d view covers, large enough for BLAS (strided sub-matrices, trans flags, gemv
+# for one row, column splits for few rows) and small enough for the generated loops.
+DOT_LAYOUTS = [
+    ("bmk,bkn->bmn", (4, 64, 64), (4, 64, 64)),
+    ("mbk,nbk->bmn", (64, 4, 64), (64, 4, 64)),  # attention's q @ k.T, heads in the middle
+    ("bmk,kbn->bmn", (4, 64, 64), (64, 4, 64)),
+    ("kbm,bkn->bmn", (64, 4, 64), (4, 64, 64)),  # lhs rows contiguous: a transposed lhs
+    ("mk,kn->mn", (1, 700), (700, 600)),  # one row: gemv
+    ("mk,nk->mn", (1, 700), (600, 700)),
+    ("km,nk->mn", (300, 40), (600, 300)),
+    ("bmk,bnk->bmn", (3, 1, 300), (3, 600, 300)),  # few rows: columns split
+    ("mbk,kbn->bmn", (1, 3, 300), (300, 3, 600)),
+    ("bkm,bnk->bmn", (3, 300, 2), (3, 600, 300)),
+    ("bmk,bkn->bmn", (2, 3, 5), (2, 5, 7)),  # loops
+    ("mbk,nbk->bmn", (3, 2, 5), (7, 2, 5)),  # loops, inner products
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dot_kernels_over_every_operand_layout_match_numpy(dtype):
+    rng = np.random.default_rng(4)
+    for spec, sa, sb in DOT_LAYOUTS:
+        a = rng.standard_normal(sa).astype(dtype)
+        b = rng.standard_normal(sb).astype(dtype)
+        f = jitc.jit(lambda a, b, spec=spec: np.einsum(spec, a, b), backend="cpu")
+        want = np.einsum(spec, a, b)
+        got = f(a, b)
+        assert got.dtype == want.dtype and got.shape == want.shape, spec
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-4 if dtype == np.float32 else 1e-12, err_msg=spec)

@@ -74,14 +74,14 @@ def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc
 
 
 @intrinsic
-def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, y):
-    """y = op(A) @ x (column-major A of m rows, alpha 1, beta 0, unit strides) through the
+def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, incx, y):
+    """y = op(A) @ x (column-major A of m rows, alpha 1, beta 0, y contiguous) through the
     gemv at address `fn`; trans is ord("N") or ord("T"); a, x, y are addresses."""
     element = dtype.instance_type
-    sig = types.void(fn, dtype, trans, m, n, a, lda, x, y)
+    sig = types.void(fn, dtype, trans, m, n, a, lda, x, incx, y)
 
     def codegen(context, builder, signature, args):
-        fn, _, trans, m, n, a, lda, x, y = args
+        fn, _, trans, m, n, a, lda, x, incx, y = args
         i8, i32 = ir.IntType(8), ir.IntType(32)
         real = context.get_data_type(element)
 
@@ -103,7 +103,7 @@ def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, y):
                                   real.as_pointer(), i32.as_pointer()])
         builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
             slot(i8, builder.trunc(trans, i8)), int32(m), int32(n),
-            slot(real, ir.Constant(real, 1.0)), address(a), int32(lda), address(x), one,
+            slot(real, ir.Constant(real, 1.0)), address(a), int32(lda), address(x), int32(incx),
             slot(real, ir.Constant(real, 0.0)), address(y), one])
         return context.get_dummy_value()
 

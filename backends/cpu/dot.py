@@ -47,6 +47,11 @@ class DotShape:
         order = {"lhs": self.lhs, "rhs": self.rhs, "out": "BMN"}[side]
         return tuple(getattr(self, g) for g in order)
 
+    def strides(self, side: str) -> dict:
+        """Element strides of an operand's groups in its C-contiguous view."""
+        order, shape = {"lhs": self.lhs, "rhs": self.rhs}[side], self.view(side)
+        return {g: int(np.prod(shape[i + 1:], dtype=np.int64)) for i, g in enumerate(order)}
+
     @property
     def rows(self) -> int:
         return self.N if self.split == "columns" else self.B * self.M
@@ -104,7 +109,7 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     flops = B * M * K * N
     if not (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS
-            and lhs_order == "BMK" and rhs_order in ("BKN", "BNK")):
+            and not lhs_order.endswith("B") and not rhs_order.endswith("B")):
         return DotShape(B, M, K, N, lhs_order, rhs_order, "loops")
     split = "columns" if B * M < COLUMNS_BELOW_ROWS else "rows"
     return DotShape(B, M, K, N, lhs_order, rhs_order, "blas", split)
@@ -133,15 +138,21 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
     lines = [f"def {name}(a, b, out, lo, hi, n):"]
     if ds.mode == "blas":
         # out[bi, m0:m1, n0:n1] = a[bi, m0:m1] @ b[bi, :, n0:n1] is, column-major,
-        # out^T = b^T a^T over sub-blocks named by pointers and leading dimensions;
-        # one row is a matrix-vector product
+        # out^T = b^T a^T over sub-blocks named by pointers, strides and leading
+        # dimensions (any operand view whose last group is not the batch); one row is a
+        # matrix-vector product
         isz = node.dtype.itemsize
-        if ds.rhs == "BKN":
-            trans_b, ldb, b_at = ord("N"), N, f"bi * {K} * {N} + n0"
+        sa, sb = ds.strides("lhs"), ds.strides("rhs")
+        if sb["N"] == 1 or ds.N == 1:  # b^T is column-major: b's columns are contiguous
+            trans_b, ldb = ord("N"), max(sb["K"], ds.N, 1)
             gemv_shape = "n1 - n0, " + K
-        else:
-            trans_b, ldb, b_at = ord("T"), K, f"bi * {N} * {K} + n0 * {K}"
+        else:  # b's rows are contiguous: b^T is b transposed
+            trans_b, ldb = ord("T"), max(sb["N"], ds.K, 1)
             gemv_shape = K + ", n1 - n0"
+        if sa["K"] == 1 or ds.K == 1:
+            trans_a, lda, incx = ord("N"), max(sa["M"], ds.K, 1), 1
+        else:
+            trans_a, lda, incx = ord("T"), max(sa["K"], ds.M, 1), sa["K"]
         if ds.split == "columns":
             lines += [f"    for bi in range({B}):", "        m0, m1, n0, n1 = 0, " + M + ", lo, hi"]
         else:
@@ -154,14 +165,15 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
             f"    v = {sz(blas_address(node.dtype, 'gemv'))}",
             "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
         ] + lines[1:] + [
-            f"        pbb = pb + ({b_at}) * {isz}",
-            f"        pab = pa + (bi * {M} + m0) * {K} * {isz}",
+            f"        pbb = pb + (bi * {sz(sb['B'])} + n0 * {sz(sb['N'])}) * {isz}",
+            f"        pab = pa + (bi * {sz(sa['B'])} + m0 * {sz(sa['M'])}) * {isz}",
             f"        pob = po + ((bi * {M} + m0) * {N} + n0) * {isz}",
             "        if m1 - m0 == 1:",
-            f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {ldb}, pab, pob)",
+            f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {sz(ldb)}, pab, {sz(incx)},"
+            " pob)",
             "        else:",
-            f"            gemm(g, {t}, {trans_b}, {ord('N')}, n1 - n0, m1 - m0, {K}, pbb, {ldb},",
-            f"                 pab, {K}, pob, {N})",
+            f"            gemm(g, {t}, {trans_b}, {trans_a}, n1 - n0, m1 - m0, {K}, pbb,",
+            f"                 {sz(ldb)}, pab, {sz(lda)}, pob, {N})",
         ]
     elif ds.rhs.endswith("N"):
         # rows of b are contiguous: accumulate into a row of out, UNROLL rows of b at a time
