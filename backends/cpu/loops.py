@@ -69,9 +69,11 @@ def _combine(kind, acc, v, dtype):
         return f"({acc} and {v})"
     if kind == "or":
         return f"({acc} or {v})"
+    if dtype.kind == "f":  # NaN-propagating, and a reduction LLVM vectorizes
+        return f"{'fmaximum' if kind == 'max' else 'fminimum'}({acc}, {v})"
     if kind == "max":
-        return f"({acc} if ({acc} >= {v} or {acc} != {acc}) else {v})"
-    return f"({acc} if ({acc} <= {v} or {acc} != {acc}) else {v})"
+        return f"({acc} if {acc} >= {v} else {v})"
+    return f"({acc} if {acc} <= {v} else {v})"
 
 
 def _offset_of(expr: str, v: str) -> str | None:

@@ -4,10 +4,12 @@ Each follows NumPy's C loops: integer division by zero gives 0, INT_MIN // -1 wr
 (LLVM's sdiv would trap), shifts past the bit width saturate, maximum/minimum propagate NaN.
 """
 
-import math
 
 import numpy as np
-from numba.extending import register_jitable
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, register_jitable
 
 
 @register_jitable(inline="always")
@@ -103,7 +105,27 @@ def sign(a):
     return (a > 0) - (a < 0)
 
 
-HELPERS = {f.__name__: f for f in (
-    floordiv_int, remainder_int, fmod_int, floordiv_float, remainder_float, power_int,
-    left_shift, right_shift, sign)}
-HELPERS.update(math=math, np=np)
+def _ieee(name):
+    """An intrinsic calling LLVM's `llvm.<name>` on two floats of one type."""
+
+    @intrinsic
+    def call(typingctx, a, b):
+        if not isinstance(a, types.Float) or a != b:
+            return None
+
+        def codegen(context, builder, signature, args):
+            t = args[0].type
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(t, [t, t]),
+                f"llvm.{name}.{'f32' if t == ir.FloatType() else 'f64'}")
+            return builder.call(fn, list(args))
+
+        return a(a, b), codegen
+
+    return call
+
+
+# NaN-propagating max/min (IEEE 754-2019 maximum/minimum) for float reductions: LLVM
+# vectorizes a reduction over these, not over the select NumPy's semantics would spell.
+fmaximum = _ieee("maximum")
+fminimum = _ieee("minimum")
