@@ -41,6 +41,7 @@ DRIVER_HEADER = """\
 import numpy as np
 from numba import njit
 from jitc.backends.cpu.abi import call_launcher, keep_alive
+from jitc.backends.cpu.memory import advise_huge_pages
 from jitc.errors import SignatureMiss
 """
 
@@ -141,6 +142,9 @@ def emit(program: Program) -> Emitted:
     names = ([f"p{i}" for i in range(n_params)] + [f"c{i}" for i in range(n_consts)]
              + [f"r{k}" for k in range(n_results)] + ["arena"])
     lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
+    lines += [f"advise_huge_pages(base[{arena_base - n_results + k}], r{k}.nbytes)"
+              for k in range(n_results)]
+    lines.append(f"advise_huge_pages(base[{arena_base}], arena.nbytes)")
     lines += [
         f"pk = n[n[{PACKS}]:].copy()",
         "pa = pk.ctypes.data",
