@@ -57,6 +57,11 @@ def median_time(fn, repeats, min_sample):
     return statistics.median(samples)
 
 
+# Seconds between one peer's timing and the next: OpenMP, OpenBLAS and XLA workers spin
+# for a while after a parallel region, and on 2 cores they slow whoever runs next.
+SETTLE = 0.5
+
+
 def copy_bandwidth(n, repeats):
     """GB/s of np.copyto on n float32 (bytes read + bytes written)."""
     src = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
@@ -143,6 +148,7 @@ def run_case(case, impls, table, args, bandwidth):
             cells.append(f"{kind} {table.note(f'{impl} on {case.name}: {short_error(e)}')}")
             args.failures.append((impl, case.name, short_error(e)))
             continue
+        time.sleep(SETTLE)  # the previous peer's idle thread pool stops spinning first
         times[impl] = median_time(run, args.repeats, args.min_sample)
         cells.append(fmt_time(times[impl], case.unit) + (table.note(f"{impl}: {note}")
                                                           if note else ""))
