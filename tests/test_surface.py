@@ -30,7 +30,7 @@ from hypothesis.extra import numpy as hnp
 
 import jitc
 from jitc import ops
-from tests.conftest import BACKENDS, FULL_SURFACE
+from tests.conftest import BACKENDS
 
 B, I32, I64, F32, F64 = (np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32,
                                                np.float64))
@@ -679,9 +679,9 @@ def _run_grouped(case, backend, ok, with_layouts, layouts_only=False):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_numpy_surface(case, backend, request):
-    from tests.conftest import CPU_SURFACE_SLICE, FULL_SURFACE
+    from tests.conftest import in_cpu_slice
 
-    if backend == "cpu" and not FULL_SURFACE and CASES.index(case) >= CPU_SURFACE_SLICE:
+    if backend == "cpu" and not in_cpu_slice(CASES.index(case)):
         pytest.skip("cpu: CI runs a representative slice; JITC_FULL_SURFACE=1 runs all")
     reason = case.xfail.get(backend) or case.xfail.get("*")
     if reason:
@@ -697,8 +697,7 @@ def test_case_names_are_unique():
 
 # ----------------------------------------------------------------------------- hypothesis
 
-# cpu runs these only with JITC_FULL_SURFACE=1 (each example compiles numba kernels).
-HYPOTHESIS_BACKENDS = BACKENDS if FULL_SURFACE else [b for b in BACKENDS if b != "cpu"]
+HYPOTHESIS_BACKENDS = BACKENDS
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
 dtypes_st = st.sampled_from(DTYPES)
