@@ -54,16 +54,20 @@ class Emitted:
     slots: list  # header and size slots
     launches: list  # per launch: [kernel address (0 until run time), pack offset, ...]
     pointers: list  # the pointer table, flat
+    constant_pointers: list  # (offset entry in `pointers`, constant index) per constant
     packs: list
     constants: list
     n_outputs: int
 
-    def state(self, launcher: int, kernels: list) -> np.ndarray:
-        """The driver's int64 state vector, given the launcher's address and each launch's
-        kernel address."""
+    def state(self, launcher: int, kernels: list, constants: list) -> np.ndarray:
+        """The driver's int64 state vector, given the launcher's address, each launch's
+        kernel address and the constant arrays (which the caller keeps alive)."""
         launches = [[address] + entry[1:] for address, entry in zip(kernels, self.launches)]
         header = [launcher] + self.slots[1:]
-        return np.array(header + [v for e in launches for v in e] + self.pointers + self.packs,
+        pointers = list(self.pointers)
+        for at, k in self.constant_pointers:
+            pointers[at] = constants[k].ctypes.data
+        return np.array(header + [v for e in launches for v in e] + pointers + self.packs,
                         np.int64)
 
 
@@ -120,10 +124,12 @@ def emit(program: Program) -> Emitted:
     a header (LAUNCHER ... ARENA), size slots (parameter and result shapes), the launch
     table (kernel address, pack offset, rows, work, error kind per launch), the pointer
     table (pack index, base index, byte offset per array pointer; bases are parameters,
-    constants, results, then the arena) and the packs. Parameters are C-contiguous arrays;
+    results, the arena, then 0 for constants, whose offset is their address) and the packs.
+    Constants are not arguments: numba's dispatch would check their types on every call
+    (~45 ns an array). Parameters are C-contiguous arrays;
     the driver checks their shapes (SignatureMiss otherwise), numba's dispatch their types
     (the executable seals the driver's one signature after its first compile)."""
-    n_params, n_consts = len(program.params), len(program.constants)
+    n_params = len(program.params)
     n_results = len(program.results)
     sz = Sizes()
     for _ in range(ARENA + 1):
@@ -136,12 +142,12 @@ def emit(program: Program) -> Emitted:
     for k, (shape, dtype) in enumerate(program.results):
         lines.append(f"r{k} = np.empty({_shape(sz(d) for d in shape)}, "
                      f"{TYPE_NAMES[np.dtype(dtype)]})")
-    arena_base = n_params + n_consts + n_results
+    arena_base = n_params + n_results
     lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
-              f"base = np.empty({arena_base + 1}, np.int64)"]
-    names = ([f"p{i}" for i in range(n_params)] + [f"c{i}" for i in range(n_consts)]
-             + [f"r{k}" for k in range(n_results)] + ["arena"])
+              f"base = np.empty({arena_base + 2}, np.int64)"]
+    names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)] + ["arena"]
     lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
+    lines.append(f"base[{arena_base + 1}] = 0")
     lines += [f"advise_huge_pages(base[{arena_base - n_results + k}], r{k}.nbytes)"
               for k in range(n_results)]
     lines.append(f"advise_huge_pages(base[{arena_base}], arena.nbytes)")
@@ -164,11 +170,12 @@ def emit(program: Program) -> Emitted:
     outs = [f"r{k}" for k in range(n_results)]
     lines.append(f"return {outs[0]}" if n_results == 1 else f"return ({', '.join(outs)})")
 
-    base_of = {"param": 0, "const": n_params, "result": n_params + n_consts, "temp": arena_base}
+    base_of = {"param": 0, "result": n_params, "temp": arena_base, "const": arena_base + 1}
     sources: list[str] = []
     kernel_of_launch: list[int] = []
     launches: list[list[int]] = []
     pointers: list[int] = []
+    constant_pointers: list[tuple] = []
     packs: list[int] = []
     for kernel in program.kernels:
         source = kernel_source(kernel)
@@ -177,7 +184,9 @@ def emit(program: Program) -> Emitted:
         kernel_of_launch.append(sources.index(source))
         at = len(packs)
         for j, buf in enumerate(kernel.pointers):
-            temp = buf.source == "temp"
+            if buf.source == "const":
+                constant_pointers.append((len(pointers) + 2, buf.index))
+            temp = buf.source in ("temp", "const")
             pointers += [at + j, base_of[buf.source] + (0 if temp else buf.index),
                          buf.index if temp else 0]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
@@ -189,13 +198,12 @@ def emit(program: Program) -> Emitted:
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 
-    params = ["n"] + [f"c{i}" for i in range(n_consts)] + [f"p{i}" for i in range(n_params)]
+    params = ["n"] + [f"p{i}" for i in range(n_params)]
     # the one numba signature this driver is sealed to, in its text: drivers of graphs that
     # differ only in argument types must be different functions
-    types = [f"c{i}: {np.dtype(c.dtype).name}[{c.ndim}d]" for i, c in enumerate(program.constants)]
-    types += [f"p{i}: {np.dtype(d).name}[{len(s)}d]" for i, (s, d) in enumerate(program.params)]
+    types = [f"p{i}: {np.dtype(d).name}[{len(s)}d]" for i, (s, d) in enumerate(program.params)]
     driver = (DRIVER_HEADER + "\n\n@njit(nogil=True, cache=True)\n"
               f"def driver({', '.join(params)}):\n    # {', '.join(types)}\n"
               + "".join(f"    {ln}\n" for ln in lines))
-    return Emitted(sources, kernel_of_launch, driver, slots, launches, pointers, packs,
-                   list(program.constants), n_results)
+    return Emitted(sources, kernel_of_launch, driver, slots, launches, pointers,
+                   constant_pointers, packs, list(program.constants), n_results)

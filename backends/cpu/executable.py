@@ -30,15 +30,15 @@ class CpuExecutable:
                 f.write(self.source)
         self.kernel_modules = [load_module(s) for s in emitted.kernel_sources]
         addresses = [m.kernel.address for m in self.kernel_modules]
+        self.constants = [_frozen(c) for c in emitted.constants]  # the state points at them
         state = emitted.state(launcher_address(),
-                              [addresses[i] for i in emitted.kernel_of_launch])
+                              [addresses[i] for i in emitted.kernel_of_launch], self.constants)
         self.module = load_module(emitted.driver_source)
         self.driver = self.module.driver
         self.single_output = emitted.n_outputs == 1
-        # the driver with its state and constants bound; it raises SignatureMiss for other
-        # shapes, and numba's dispatch a TypeError for other array types (see __call__)
-        self.checked_run = functools.partial(self.driver, state,
-                                             *map(_frozen, emitted.constants))
+        # the driver with its state bound; it raises SignatureMiss for other shapes, and
+        # numba's dispatch a TypeError for other array types (see __call__)
+        self.checked_run = functools.partial(self.driver, state)
         self._sealed = False
 
     def __call__(self, *arrays):
@@ -66,7 +66,7 @@ class CpuExecutable:
 
 
 def _frozen(c: np.ndarray) -> np.ndarray:
-    """A read-only C-contiguous constant: one numba type whoever made it (the tracer
+    """A read-only C-contiguous copy of a constant the kernels read by address (the tracer
     freezes captured arrays; constant folding makes writeable ones)."""
     if c.flags.c_contiguous and not c.flags.writeable and c.flags.aligned:
         return c
