@@ -73,10 +73,13 @@ def trace(jitted, args, kwargs, dyn, dyn_kw) -> Lowered:
             TRACES_ACTIVE[0] -= 1
     out_leaves, out_tree = flatten(out)
     specs = []
-    for leaf in out_leaves:
+    output_of: dict = {}  # id(tracer) -> its graph output: a value returned twice is one
+    for leaf in out_leaves:  # array returned twice, as in NumPy, not a copy
         if is_tracer(leaf):
-            specs.append(("graph", len(ctx.graph.outputs), _scalar_kind(leaf)))
-            ctx.graph.outputs.append(leaf.node)
+            if id(leaf) not in output_of:
+                output_of[id(leaf)] = len(ctx.graph.outputs)
+                ctx.graph.outputs.append(leaf.node)
+            specs.append(("graph", output_of[id(leaf)], _scalar_kind(leaf)))
         else:
             specs.append(("static", leaf))
     return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs)

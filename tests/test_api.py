@@ -196,6 +196,18 @@ def test_namedtuples_go_in_and_come_out(backend):
     _same(tuple(got), tuple(f(Params(W, B), X)))
 
 
+def test_a_value_returned_twice_is_one_array_as_in_numpy(backend):
+    def f(x):
+        h = np.tanh(x)
+        return h, (h, x + 1)
+
+    g = jitc.jit(f, backend=backend)
+    for _ in range(2):  # the first call traces, the second takes the fast path
+        got, want = g(X), f(X)
+        assert got[0] is got[1][0] and want[0] is want[1][0]
+        _same(got, want)
+
+
 def test_results_may_hold_static_values_and_scalars(backend):
     def f(x):
         return x.shape, x.sum(), x.dtype.name, [x.ndim, x.max(axis=0)]
