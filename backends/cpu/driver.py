@@ -8,7 +8,8 @@ one dispatch into it.
 
 Everything else lives in one int64 state vector bound at run time (shapes, arena offsets,
 the launch table, every kernel's pack of sizes): kernel sources depend only on the kernel's
-structure, the driver's only on the function's argument and result types.
+structure, the driver's only on the function's argument and result types (and whether
+it needs a temp arena at all).
 """
 
 from __future__ import annotations
@@ -143,16 +144,25 @@ def emit(program: Program) -> Emitted:
         lines.append(f"r{k} = np.empty({_shape(sz(d) for d in shape)}, "
                      f"{TYPE_NAMES[np.dtype(dtype)]})")
     arena_base = n_params + n_results
-    lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
-              f"base = np.empty({arena_base + 2}, np.int64)"]
-    names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)] + ["arena"]
+    # one scratch allocation holds the packs (filled with pointers below) and the bases
+    lines += [f"n_packs = n.shape[0] - n[{PACKS}]",
+              f"scratch = np.empty(n_packs + {arena_base + 2}, np.int64)",
+              "pk = scratch[:n_packs]",
+              f"pk[:] = n[n[{PACKS}]:]",
+              "base = scratch[n_packs:]"]
+    names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
     lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
+    lines += [f"advise_huge_pages(base[{n_params + k}], r{k}.nbytes)" for k in range(n_results)]
+    alive = ["scratch"] + [f"p{i}" for i in range(n_params)]
+    if program.temp_bytes:
+        lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
+                  f"base[{arena_base}] = arena.ctypes.data",
+                  f"advise_huge_pages(base[{arena_base}], arena.nbytes)"]
+        alive.append("arena")
+    else:
+        lines.append(f"base[{arena_base}] = 0")
     lines.append(f"base[{arena_base + 1}] = 0")
-    lines += [f"advise_huge_pages(base[{arena_base - n_results + k}], r{k}.nbytes)"
-              for k in range(n_results)]
-    lines.append(f"advise_huge_pages(base[{arena_base}], arena.nbytes)")
     lines += [
-        f"pk = n[n[{PACKS}]:].copy()",
         "pa = pk.ctypes.data",
         f"for e in range(n[{POINTER_TABLE}], n[{POINTER_TABLE}] + {POINTER_ENTRY} * n[{POINTERS}],"
         f" {POINTER_ENTRY}):",
@@ -163,7 +173,7 @@ def emit(program: Program) -> Emitted:
         f"    if call_launcher(n[{LAUNCHER}], n[e], pa + 8 * n[e + 1], n[e + 2], n[e + 3]):",
         "        failed = n[e + 4]",
         "        break",
-        f"keep_alive(({', '.join(['pk', 'arena', 'base'] + [f'p{i}' for i in range(n_params)])},))",
+        f"keep_alive(({', '.join(alive)},))",
     ]
     for kind, (cls, message) in ERRORS.items():
         lines += [f"if failed == {kind}:", f"    raise {cls}({message!r})"]
