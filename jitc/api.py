@@ -64,6 +64,10 @@ def _describe(sig) -> str:
 _SUPPORTED = set(_WEAK_DTYPES.values()) | {np.dtype(np.int32), np.dtype(np.float32)}
 
 
+def _no_fast_call(*args):
+    raise SignatureMiss()
+
+
 class Jitted:
     """A function compiled on first call per (tree, shapes, dtypes, static values)."""
 
@@ -89,7 +93,7 @@ class Jitted:
         self._static_nums = frozenset(nums)
         self._static_names = frozenset(names)
         self._cache: dict = {}
-        self._fast = None  # the last signature's self-checking call, see __call__
+        self._fast = _no_fast_call  # the last signature's self-checking call, see __call__
         self._signatures: dict = {}  # key -> per-argument description, for JITC_LOG reasons
         self._lock = threading.Lock()
 
@@ -115,12 +119,14 @@ class Jitted:
         return dyn, dyn_kw, static_key
 
     def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast is not None and not kwargs and not TRACES_ACTIVE[0]:
+        if not kwargs and not TRACES_ACTIVE[0]:
             try:  # the last signature's executable checks its arguments itself
-                return fast(*args)
+                return self._fast(*args)
             except FAST_PATH_MISSES:
                 pass
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
         dyn, dyn_kw, static = self._split(args, kwargs)
@@ -136,7 +142,7 @@ class Jitted:
             compiled = self._compile(args, kwargs, key)
         result = compiled.call_flat(leaves)
         if not kwargs and not static:
-            self._fast = compiled.fast_call()
+            self._fast = compiled.fast_call or _no_fast_call
         return result
 
     def _compile(self, args, kwargs, key):
@@ -243,10 +249,12 @@ class Compiled:
                 results.append(spec[1])
         return unflatten(self.lowered.out_tree, results)
 
+    @functools.cached_property
     def fast_call(self):
         """A function of the positional arguments that raises one of FAST_PATH_MISSES unless
         they are what this signature was compiled for (jitc/fastpath.py), or None if the
-        backend does not check its arguments itself."""
+        backend does not check its arguments itself. Made once: calls that switch between
+        signatures switch between these."""
         run = getattr(self.executable, "checked_run", None)
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":
             return None
