@@ -148,7 +148,8 @@ def emit(program: Program) -> Emitted:
     lines += [f"n_packs = n.shape[0] - n[{PACKS}]",
               f"scratch = np.empty(n_packs + {arena_base + 2}, np.int64)",
               "pk = scratch[:n_packs]",
-              f"pk[:] = n[n[{PACKS}]:]",
+              "for i in range(n_packs):  # a loop: numba compiles slice assignment slowly",
+              f"    pk[i] = n[n[{PACKS}] + i]",
               "base = scratch[n_packs:]"]
     names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
     lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
