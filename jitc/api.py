@@ -255,7 +255,7 @@ class Compiled:
         they are what this signature was compiled for (jitc/fastpath.py), or None if the
         backend does not check its arguments itself. Made once: calls that switch between
         signatures switch between these."""
-        run = getattr(self.executable, "checked_run", None)
+        run = getattr(self.executable, "checked_run", None)  # run(*leaves, *results)
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":
             return None
         from jitc.fastpath import fast_call
@@ -264,7 +264,7 @@ class Compiled:
         if kwargs_def[1]:
             return None
         return fast_call(arg_defs, self.lowered.arg_types, self.lowered.out_tree,
-                         self.lowered.out_specs, run, self.executable.single_output)
+                         self.lowered.out_specs, run, self.executable.results)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))

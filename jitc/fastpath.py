@@ -4,9 +4,10 @@ A call of a jitted function normally flattens its argument tree, builds a cache 
 every leaf and looks it up; that costs more than the kernels of a small step function. The
 fast call instead reads the leaves straight out of the arguments at fixed positions (code
 generated for the compiled tree structure), checks only what the executable cannot (the
-tree's containers, the Python type of scalar leaves), hands the leaves to an executable
-that checks array shapes and types itself, and builds the result tree the same way. Any
-mismatch raises SignatureMiss (or numba's TypeError) and the caller takes the slow path.
+tree's containers, the Python type of scalar leaves), allocates the result arrays, hands
+leaves and results to an executable that checks array shapes and types itself, and builds
+the result tree the same way. Any mismatch raises SignatureMiss (or numba's TypeError)
+before a result is written, and the caller takes the slow path.
 """
 
 from __future__ import annotations
@@ -77,20 +78,23 @@ class _Gen:
         return f"{self.bind(kind)}({', '.join(parts)})"
 
 
-def fast_call(arg_defs, arg_types, out_tree, out_specs, run, single_output: bool):
+def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results):
     """A function of the positional arguments (tree defs `arg_defs`, leaf types
-    `arg_types`) calling `run(*leaves)` and returning the result tree."""
+    `arg_types`) that allocates the results ((shape, dtype) each), calls
+    `run(*leaves, *results)` to fill them and returns the result tree. Allocating here is
+    cheaper than boxing arrays a numba function made (~0.15 µs an array against ~0.4)."""
     g = _Gen()
     params = [f"a{i}" for i in range(len(arg_defs))]
     for p, d in zip(params, arg_defs):
         g.arg(p, d, arg_types)
-    run_name = g.bind(run)
-    result = g.result(out_tree, iter(out_specs),
-                      lambda k: "r" if single_output else f"r[{k}]")
+    run_name, empty = g.bind(run), g.bind(np.empty)
+    result = g.result(out_tree, iter(out_specs), lambda k: f"r{k}")
     lines = [f"def fast({', '.join(params)}):"]
     if g.checks:
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]
-    lines.append(f"    r = {run_name}({', '.join(g.leaves)})")
+    lines += [f"    r{k} = {empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})"
+              for k, (shape, dtype) in enumerate(results)]
+    lines.append(f"    {run_name}({', '.join(g.leaves + [f'r{k}' for k in range(len(results))])})")
     lines.append(f"    return {result}")
     namespace = dict(g.names)
     exec(compile("\n".join(lines) + "\n", "<jitc fast call>", "exec"), namespace)  # noqa: S102

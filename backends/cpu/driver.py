@@ -2,9 +2,9 @@
 
 A kernel module holds the kernel's bodies (numba functions) and its entry, a `cfunc` with
 the abi.py signature that unpacks pointers and sizes into arrays and runs the bodies over
-[lo, hi). The driver (numba) allocates the results and one temp arena, fills each kernel's
-pack with pointers and launches the kernels in order through the launcher; a Python call is
-one dispatch into it.
+[lo, hi). The driver (numba) takes the arguments and the result arrays to fill, allocates
+one temp arena, fills each kernel's pack with pointers and launches the kernels in order
+through the launcher; a Python call is one dispatch into it.
 
 Everything else lives in one int64 state vector bound at run time (shapes, arena offsets,
 the launch table, every kernel's pack of sizes): kernel sources depend only on the kernel's
@@ -58,7 +58,6 @@ class Emitted:
     constant_pointers: list  # (offset entry in `pointers`, constant index) per constant
     packs: list
     constants: list
-    n_outputs: int
 
     def state(self, launcher: int, kernels: list, constants: list) -> np.ndarray:
         """The driver's int64 state vector, given the launcher's address, each launch's
@@ -103,10 +102,6 @@ def kernel_source(kernel: Kernel) -> str:
     return "\n\n".join(parts)
 
 
-def _shape(slots) -> str:
-    return "(" + "".join(f"{s}, " for s in slots) + ")"
-
-
 # Kernel failures the driver raises, by the kind number in the launch table.
 ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gather)"),
           2: ("ValueError", "Integers to negative integer powers are not allowed."),
@@ -122,14 +117,15 @@ def emit(program: Program) -> Emitted:
 
     The driver is a loop over a launch table, so its source (and its compile time) depends
     on the function's arguments and results only, not on how many kernels it runs. State:
-    a header (LAUNCHER ... ARENA), size slots (parameter and result shapes), the launch
+    a header (LAUNCHER ... ARENA), size slots (parameter shapes), the launch
     table (kernel address, pack offset, rows, work, error kind per launch), the pointer
     table (pack index, base index, byte offset per array pointer; bases are parameters,
     results, the arena, then 0 for constants, whose offset is their address) and the packs.
     Constants are not arguments: numba's dispatch would check their types on every call
-    (~45 ns an array). Parameters are C-contiguous arrays;
-    the driver checks their shapes (SignatureMiss otherwise), numba's dispatch their types
-    (the executable seals the driver's one signature after its first compile)."""
+    (~45 ns an array). Parameters are C-contiguous arrays; the driver checks their shapes
+    (SignatureMiss otherwise), numba's dispatch their types (the executable seals the
+    driver's one signature after its first compile). Results come in as arrays the caller
+    allocated (cheaper than boxing arrays the driver made), filled by the kernels."""
     n_params = len(program.params)
     n_results = len(program.results)
     sz = Sizes()
@@ -140,9 +136,6 @@ def emit(program: Program) -> Emitted:
               for k, d in enumerate(shape)]
     if checks:
         lines += [f"if {' or '.join(checks)}:", "    raise SignatureMiss()"]
-    for k, (shape, dtype) in enumerate(program.results):
-        lines.append(f"r{k} = np.empty({_shape(sz(d) for d in shape)}, "
-                     f"{TYPE_NAMES[np.dtype(dtype)]})")
     arena_base = n_params + n_results
     # one scratch allocation holds the packs (filled with pointers below) and the bases
     lines += [f"n_packs = n.shape[0] - n[{PACKS}]",
@@ -178,8 +171,6 @@ def emit(program: Program) -> Emitted:
     ]
     for kind, (cls, message) in ERRORS.items():
         lines += [f"if failed == {kind}:", f"    raise {cls}({message!r})"]
-    outs = [f"r{k}" for k in range(n_results)]
-    lines.append(f"return {outs[0]}" if n_results == 1 else f"return ({', '.join(outs)})")
 
     base_of = {"param": 0, "result": n_params, "temp": arena_base, "const": arena_base + 1}
     sources: list[str] = []
@@ -209,12 +200,13 @@ def emit(program: Program) -> Emitted:
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 
-    params = ["n"] + [f"p{i}" for i in range(n_params)]
+    params = ["n"] + [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
     # the one numba signature this driver is sealed to, in its text: drivers of graphs that
-    # differ only in argument types must be different functions
-    types = [f"p{i}: {np.dtype(d).name}[{len(s)}d]" for i, (s, d) in enumerate(program.params)]
+    # differ only in argument or result types must be different functions
+    types = [f"{name}: {np.dtype(d).name}[{len(s)}d]" for name, (s, d) in
+             zip(params[1:], program.params + program.results)]
     driver = (DRIVER_HEADER + "\n\n@njit(nogil=True, cache=True)\n"
               f"def driver({', '.join(params)}):\n    # {', '.join(types)}\n"
               + "".join(f"    {ln}\n" for ln in lines))
     return Emitted(sources, kernel_of_launch, driver, slots, launches, pointers,
-                   constant_pointers, packs, list(program.constants), n_results)
+                   constant_pointers, packs, list(program.constants))

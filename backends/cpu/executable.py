@@ -35,29 +35,32 @@ class CpuExecutable:
                               [addresses[i] for i in emitted.kernel_of_launch], self.constants)
         self.module = load_module(emitted.driver_source)
         self.driver = self.module.driver
-        self.single_output = emitted.n_outputs == 1
-        # the driver with its state bound; it raises SignatureMiss for other shapes, and
-        # numba's dispatch a TypeError for other array types (see __call__)
+        self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
+        # the driver with its state bound, called with the arguments and the result arrays
+        # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
+        # for other array types (see __call__)
         self.checked_run = functools.partial(self.driver, state)
         self._sealed = False
 
     def __call__(self, *arrays):
         """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,
-        aligned array, so the driver has exactly one numba signature: after its first
-        compile, numba refuses other argument types instead of compiling for them."""
+        aligned array, and so does each result, so the driver has exactly one numba
+        signature: after its first compile, numba refuses other argument types instead of
+        compiling for them."""
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
+        outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         try:
-            out = self.checked_run(*arrays)
+            self.checked_run(*arrays, *outs)
         except RuntimeError as e:  # another thread sealed the driver while this call was
             if "compilation disabled" not in str(e):  # waiting to compile the same signature
                 raise
-            out = self.checked_run(*arrays)
+            self.checked_run(*arrays, *outs)
         if not self._sealed:
             self.driver.disable_compile()
             for m in self.kernel_modules + [self.module]:
                 seal(m)
             self._sealed = True
-        return [out] if self.single_output else list(out)
+        return outs
 
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats
