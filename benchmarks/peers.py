@@ -108,6 +108,13 @@ def prepare_jitc(case, probe=True):
     return jitc.jit(case.fn, backend="cpu"), case.args, None
 
 
+def import_backend(impl):
+    """Import what the first call of `impl` would otherwise import inside the timed call
+    (numba and JAX are imported by prepare already)."""
+    if impl == "jitc":
+        import jitc.backends.cpu.executable  # noqa: F401
+
+
 PREPARE = {"NumPy": prepare_numpy, "numba": prepare_numba, "JAX": prepare_jax,
            "jitc": prepare_jitc}
 
