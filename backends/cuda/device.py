@@ -18,6 +18,7 @@ when C-contiguous, and results stay on the device.
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
@@ -38,6 +39,8 @@ class NumbaDevice:
 
         self.cuda = cuda
         self.simulator = toolchain.simulator_enabled()
+        if self.simulator:
+            _make_simulator_shared_arrays_atomic()
         self.stream = cuda.stream()
 
     def upload(self, host: np.ndarray):
@@ -81,6 +84,41 @@ class NumbaDevice:
 
     def read_int(self, buf) -> int:
         return int(self.to_host(buf, (buf.size,))[0])
+
+
+def _make_simulator_shared_arrays_atomic():
+    """numba-cuda's simulator runs a block's threads as Python threads and makes a shared
+    array when the first of them asks for it, with a check-then-set that is not atomic: two
+    threads asking at once each get their own uninitialized array, and a reduction tree
+    then reads slots no thread wrote (garbage in ~1 run of 3 of the simulator suite). The
+    same lookup, under a lock, keyed as numba-cuda keys it (the caller's file and line)."""
+    import threading
+
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    shared = kernelapi.FakeCUDAShared
+    if getattr(shared, "jitc_atomic", False):
+        return
+    lock = threading.Lock()
+    original = shared.array
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:  # dynamic shared memory, or unsupported
+            return original(self, shape, dtype, alignment)
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+
+    shared.array = array
+    shared.jitc_atomic = True
 
 
 class CupyDevice:
