@@ -322,3 +322,19 @@ def check_graph(graph: Graph) -> None:
             check_fusion(n)
         elif n.op == "constant" and not isinstance(n.attrs.get("value"), np.ndarray):
             raise ContractError(f"constant {n} without an array value", n)
+
+
+def single_op_body(node: Node) -> tuple[Graph, list[Node]]:
+    """The one-op fusion body a backend runs for a top-level single op, and the top-level
+    node behind each body parameter. Scalar constants move into the body (literals)."""
+    body = Graph(node.op)
+    values, sources = [], []
+    for o in node.operands:
+        if o.op == "constant" and o.shape == ():
+            values.append(body.add("constant", (), dict(o.attrs), (), o.dtype, o.loc))
+        else:
+            values.append(body.add_parameter(o.shape, o.dtype, o.loc))
+            sources.append(o)
+    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype,
+                             node.loc)]
+    return body, sources

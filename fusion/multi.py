@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 
-from jitc.fusion.contract import BODY_OPS, ContractError, check_region
+from jitc.fusion.contract import BODY_OPS, ContractError, check_region, single_op_body
 from jitc.fusion.cse import cse
 from jitc.fusion.rewrite import nbytes, numel
 from jitc.ir import Graph, Node
@@ -42,17 +42,7 @@ def _candidate(n: Node) -> bool:
 
 def _body(n: Node) -> Graph:
     """The nested graph of a fusion, or a one-op body for a single op."""
-    if n.op == "fusion":
-        return n.subgraph
-    body = Graph(n.op)
-    args = []
-    for o in n.operands:
-        if o.op == "constant" and o.shape == ():
-            args.append(body.add("constant", (), o.attrs, (), o.dtype, o.loc))
-        else:
-            args.append(body.add_parameter(o.shape, o.dtype, o.loc))
-    body.outputs = [body.add(n.op, args, n.attrs, n.shape, n.dtype, n.loc)]
-    return body
+    return n.subgraph if n.op == "fusion" else single_op_body(n)[0]
 
 
 def _top_inputs(n: Node) -> list[Node]:

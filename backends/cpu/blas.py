@@ -36,6 +36,27 @@ def blas_address(dtype, routine: str) -> int:
     return get_pointer(capsule, get_name(capsule))
 
 
+I8, I32 = ir.IntType(8), ir.IntType(32)
+
+
+def _by_reference(builder, real):
+    """Fortran passes every argument by reference: helpers that put a value in a stack slot
+    (`slot`), an int64 in an int32 slot (`int32`), and make an address a `real` pointer."""
+
+    def slot(ty, value):
+        ptr = cgutils.alloca_once(builder, ty)
+        builder.store(value, ptr)
+        return ptr
+
+    def int32(v):
+        return slot(I32, builder.trunc(v, I32))
+
+    def address(v):
+        return builder.inttoptr(v, real.as_pointer())
+
+    return slot, int32, address
+
+
 @intrinsic
 def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
     """C = op(A) @ op(B) (column-major, alpha 1, beta 0) through the gemm at address `fn`;
@@ -45,26 +66,14 @@ def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc
 
     def codegen(context, builder, signature, args):
         fn, _, ta, tb, m, n, k, a, lda, b, ldb, c, ldc = args
-        i8, i32 = ir.IntType(8), ir.IntType(32)
         real = context.get_data_type(element)
-
-        def slot(ty, value):
-            ptr = cgutils.alloca_once(builder, ty)
-            builder.store(value, ptr)
-            return ptr
-
-        def int32(v):
-            return slot(i32, builder.trunc(v, i32))
-
-        def address(v):
-            return builder.inttoptr(v, real.as_pointer())
-
-        fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer()] * 2 + [i32.as_pointer()] * 3
-                               + [real.as_pointer(), real.as_pointer(), i32.as_pointer(),
-                                  real.as_pointer(), i32.as_pointer(), real.as_pointer(),
-                                  real.as_pointer(), i32.as_pointer()])
+        slot, int32, address = _by_reference(builder, real)
+        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()] * 2 + [I32.as_pointer()] * 3
+                               + [real.as_pointer(), real.as_pointer(), I32.as_pointer(),
+                                  real.as_pointer(), I32.as_pointer(), real.as_pointer(),
+                                  real.as_pointer(), I32.as_pointer()])
         builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
-            slot(i8, builder.trunc(ta, i8)), slot(i8, builder.trunc(tb, i8)),
+            slot(I8, builder.trunc(ta, I8)), slot(I8, builder.trunc(tb, I8)),
             int32(m), int32(n), int32(k), slot(real, ir.Constant(real, 1.0)), address(a),
             int32(lda), address(b), int32(ldb), slot(real, ir.Constant(real, 0.0)),
             address(c), int32(ldc)])
@@ -82,27 +91,15 @@ def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, incx, y):
 
     def codegen(context, builder, signature, args):
         fn, _, trans, m, n, a, lda, x, incx, y = args
-        i8, i32 = ir.IntType(8), ir.IntType(32)
         real = context.get_data_type(element)
-
-        def slot(ty, value):
-            ptr = cgutils.alloca_once(builder, ty)
-            builder.store(value, ptr)
-            return ptr
-
-        def int32(v):
-            return slot(i32, builder.trunc(v, i32))
-
-        def address(v):
-            return builder.inttoptr(v, real.as_pointer())
-
-        one = slot(i32, ir.Constant(i32, 1))
-        fnty = ir.FunctionType(ir.VoidType(), [i8.as_pointer()] + [i32.as_pointer()] * 2
-                               + [real.as_pointer(), real.as_pointer(), i32.as_pointer(),
-                                  real.as_pointer(), i32.as_pointer(), real.as_pointer(),
-                                  real.as_pointer(), i32.as_pointer()])
+        slot, int32, address = _by_reference(builder, real)
+        one = slot(I32, ir.Constant(I32, 1))
+        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()] + [I32.as_pointer()] * 2
+                               + [real.as_pointer(), real.as_pointer(), I32.as_pointer(),
+                                  real.as_pointer(), I32.as_pointer(), real.as_pointer(),
+                                  real.as_pointer(), I32.as_pointer()])
         builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
-            slot(i8, builder.trunc(trans, i8)), int32(m), int32(n),
+            slot(I8, builder.trunc(trans, I8)), int32(m), int32(n),
             slot(real, ir.Constant(real, 1.0)), address(a), int32(lda), address(x), int32(incx),
             slot(real, ir.Constant(real, 0.0)), address(y), one])
         return context.get_dummy_value()

@@ -27,6 +27,7 @@ from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.errors import JitcError
 from jitc.fusion import plan_buffers
+from jitc.fusion.contract import single_op_body
 from jitc.ir import Graph, Node
 
 ALIGN = 64
@@ -94,21 +95,6 @@ def _error(body: Graph) -> tuple | None:
         return ("ValueError", "Integers to negative integer powers are not allowed.")
     return None
 
-
-def single_op_body(node: Node) -> tuple[Graph, list[Node]]:
-    """A one-op graph computing `node`, and the top-level node behind each body parameter.
-
-    Scalar constants move into the body, where they become literals."""
-    body = Graph(node.op)
-    values, sources = [], []
-    for o in node.operands:
-        if o.op == "constant" and o.shape == ():
-            values.append(body.add("constant", (), dict(o.attrs), (), o.dtype))
-        else:
-            values.append(body.add_parameter(o.shape, o.dtype))
-            sources.append(o)
-    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype)]
-    return body, sources
 
 
 class _KernelBuilder:

@@ -22,6 +22,7 @@ from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
 from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
+from jitc.fusion.contract import single_op_body
 from jitc.ir import Graph, Node
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
@@ -84,21 +85,6 @@ class Program:
 def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
-
-def single_op_body(node: Node) -> tuple[Graph, list[Node]]:
-    """A one-op body computing `node`, and the top-level node behind each body parameter.
-
-    Scalar constants move into the body, where they become literals."""
-    body = Graph(node.op)
-    values, sources = [], []
-    for o in node.operands:
-        if o.op == "constant" and o.shape == ():
-            values.append(body.add("constant", (), dict(o.attrs), (), o.dtype))
-        else:
-            values.append(body.add_parameter(o.shape, o.dtype))
-            sources.append(o)
-    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype)]
-    return body, sources
 
 
 def split_dot_body(body: Graph, dot: Node) -> Graph:
