@@ -2,7 +2,10 @@
 
 PASSES is the pipeline, a plain list of named passes (fusion/pipeline.py runs it):
 
-    cse -> fold -> algebra -> cse -> dce -> fuse -> multi
+    expand -> cse -> fold -> algebra -> cse -> dce -> fuse -> multi
+
+`expand` lowers the tracer's functional writes (update_slice, constant-index scatter) into
+concatenates, gathers and selects, so writes fuse like any other op.
 
 `optimize(graph)` runs it on a copy; with verify=True (or JITC_VERIFY=1) the verifier and
 the fusion contract (fusion/contract.py) run after every pass; JITC_DUMP=DIR writes the IR
@@ -12,13 +15,14 @@ of an optimized graph in one arena; `fusion_report` explains every boundary left
 
 from __future__ import annotations
 
-from jitc.fusion import algebra, cse, dce, fold, fuse, multi
+from jitc.fusion import algebra, cse, dce, expand, fold, fuse, multi
 from jitc.fusion.buffers import BufferPlan, plan_buffers
 from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
 from jitc.ir import Graph
 
 SIMPLIFY = [
+    Pass("expand", expand.expand),
     Pass("cse", cse.cse),
     Pass("fold", fold.fold),
     Pass("algebra", algebra.algebra),

@@ -52,6 +52,8 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
     """Does kernel n read `operand` only at the index it writes (so it may overwrite it)?"""
     if n.op in ops.ELEMENTWISE:
         return operand.shape == n.shape
+    if n.op == "scatter":  # each row is copied, then updated, by the thread owning it
+        return operand is n.operands[0] and operand not in n.operands[1:]
     if n.op != "fusion" or n.attrs["kind"] not in ("loop", "reduction"):
         return False
     body = n.subgraph
@@ -188,4 +190,38 @@ def plan_buffers(graph: Graph) -> BufferPlan:
     return plan
 
 
-__all__ = ["BufferPlan", "plan_buffers"]
+def can_write_into_parameter(graph: Graph, param_index: int, output_index: int) -> bool:
+    """Can output `output_index` be computed straight into the buffer of parameter
+    `param_index` (a caller's array the function writes, as XLA's input/output aliasing)?
+    Yes when every kernel writing the output's storage runs after the last read of the
+    parameter, or is that last reader and reads it only at the index it writes."""
+    p, o = graph.params[param_index], graph.outputs[output_index]
+    if o.op in EXTERNAL or o.shape != p.shape or o.dtype != p.dtype:
+        return False
+    if graph.outputs.count(o) > 1:
+        return False
+    plan = plan_buffers(graph)
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    users = graph.users()
+    members = [o] + [x for x, k in plan.in_outputs.items() if k == output_index]
+    writers = {x.operands[0] if x.op == "get" else x for x in members if x.op != "reshape"}
+    if not writers:
+        return False
+    first = min(writers, key=position.__getitem__)
+    views, stack = {p}, [p]  # a reshape is the parameter's bytes under another shape
+    while stack:
+        for u in users[stack.pop()]:
+            if u.op == "reshape" and u not in views:
+                views.add(u)
+                stack.append(u)
+    readers = {u for v in views for u in users[v] if u.op != "reshape"}
+    last_read = max((position[u] for u in readers), default=-1)
+    if position[first] > last_read:
+        return True
+    if position[first] < last_read or first not in readers or first.tuple_types is not None:
+        return False
+    return all(nbytes(v) == nbytes(first) and _reads_only_at_own_index(first, v)
+               for v in first.operands if v in views)
+
+
+__all__ = ["BufferPlan", "plan_buffers", "can_write_into_parameter"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jitc import ops
+from jitc.dtypes import type_str
 from jitc.errors import ShapeError
 
 # Attribute kinds, used by the IR parser and the verifier.
@@ -252,6 +253,60 @@ def _gather_infer(types, a):
 
 _register("gather", _gather_infer, lambda x, idx, axis: np.take(x, idx, axis=axis),
           {"axis": INT}, 2)
+
+
+# ----------------------------------------------------------------------------- updates
+
+
+def _update_slice_infer(types, a):
+    (shape, dtype), (ushape, udtype) = types
+    region, _ = _slice_infer([(shape, dtype)], a)
+    if ushape != region:
+        _fail("update_slice", f"update {ushape} does not fit the region {region} of {shape}")
+    if udtype != dtype:
+        _fail("update_slice", f"update dtype {udtype} != buffer dtype {dtype}")
+    return shape, dtype
+
+
+def _update_slice_impl(x, update, start, limit, stride):
+    out = np.array(x, copy=True)
+    idx = tuple(slice(s, None if l < 0 else l, st) for s, l, st in zip(start, limit, stride))
+    out[idx] = update
+    return out
+
+
+_register("update_slice", _update_slice_infer, _update_slice_impl,
+          {"start": INTS, "limit": INTS, "stride": INTS}, 2)
+
+
+def _scatter_infer(types, a):
+    (shape, dtype), (ishape, idtype), (ushape, udtype) = types
+    axis, mode = a["axis"], a["mode"]
+    if not 0 <= axis < len(shape):
+        _fail("scatter", f"axis {axis} out of range for {shape}")
+    if idtype.kind != "i":
+        _fail("scatter", f"indices must be integers, got {idtype}")
+    if mode not in ops.SCATTER_MODES:
+        _fail("scatter", f"unknown mode {mode!r}")
+    if ushape != shape[:axis] + ishape + shape[axis + 1:] or udtype != dtype:
+        _fail("scatter", f"updates {type_str(ushape, udtype)} do not fit {type_str(shape, dtype)}"
+              f" indexed by {ishape} on axis {axis}")
+    return shape, dtype
+
+
+def _scatter_impl(x, indices, updates, axis, mode):
+    """NumPy's x[..., indices, ...] = updates (the last write to a row wins), or
+    np.<mode>.at, which applies every update in order, repeats included."""
+    out = np.array(x, copy=True)
+    key = (slice(None),) * axis + (indices,)
+    if mode == "set":
+        out[key] = updates
+    else:
+        getattr(np, mode).at(out, key, updates)
+    return out
+
+
+_register("scatter", _scatter_infer, _scatter_impl, {"axis": INT, "mode": STR}, 3)
 
 
 # ----------------------------------------------------------------------------- reductions

@@ -21,6 +21,7 @@ import numpy as np
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.backends.cpu.plan import Kernel, Program
+from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 
 FASTMATH = '{"reassoc", "contract", "arcp"}'
 BODY_DECORATOR = f"@njit(nogil=True, error_model='numpy', fastmath={FASTMATH})"
@@ -105,8 +106,9 @@ def kernel_source(kernel: Kernel) -> str:
 # Kernel failures the driver raises, by the kind number in the launch table.
 ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gather)"),
           2: ("ValueError", "Integers to negative integer powers are not allowed."),
-          3: ("RuntimeError", "a jitc kernel failed")}
-_KIND = {v[0]: k for k, v in ERRORS.items()}
+          3: ("RuntimeError", "a jitc kernel failed"),
+          4: SCATTER_ERROR}
+_KIND = {v: k for k, v in ERRORS.items()}
 # The state vector's header: where its tables are (see emit).
 LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA = range(7)
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
@@ -192,7 +194,7 @@ def emit(program: Program) -> Emitted:
             pointers += [at + j, base_of[buf.source] + (0 if temp else buf.index),
                          buf.index if temp else 0]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
-        kind = _KIND[kernel.error[0]] if kernel.error else 3
+        kind = _KIND[kernel.error] if kernel.error else 3
         launches.append([0, at, kernel.rows, kernel.work, kind])  # address filled at run time
     slots = sz.values
     header = [0, len(launches), len(slots), len(pointers) // POINTER_ENTRY,

@@ -62,6 +62,13 @@ class CpuExecutable:
             self._sealed = True
         return outs
 
+    def can_write_into(self, param_index: int, output_index: int) -> bool:
+        """May the caller pass parameter `param_index`'s array as the buffer of result
+        `output_index` (the driver then writes the new contents in place, no copy)?"""
+        from jitc.fusion.buffers import can_write_into_parameter
+
+        return can_write_into_parameter(self.graph, param_index, output_index)
+
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats
 

@@ -25,6 +25,8 @@ import numpy as np
 from jitc import ops
 from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.loops import LoopKernel, Sizes
+from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
+from jitc.backends.cpu.scatter import scatter_source
 from jitc.errors import JitcError
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
@@ -303,6 +305,20 @@ class Planner:
 
         self._dot(dot, *operands, target, epilogue, local)
 
+    def _scatter(self, n: Node, out: Buf):
+        base, idx, upd = n.operands
+        axis = n.attrs["axis"]
+        pre = int(np.prod(base.shape[:axis], dtype=np.int64))
+        post = int(np.prod(base.shape[axis + 1:], dtype=np.int64))
+        size, m = base.shape[axis], idx.size
+        src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
+        kb = _KernelBuilder()
+        kb.add(scatter_source(n.attrs["mode"], n.dtype, (src.source, src.index) !=
+                              (dst.source, dst.index)),
+               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
+        kb.error = SCATTER_ERROR
+        self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
+
     def _copy(self, src: Buf, dst: Buf):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
@@ -326,6 +342,8 @@ class Planner:
                 self._fusion(n, outs)
             elif n.op == "dot_general":
                 self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
+            elif n.op == "scatter":
+                self._scatter(n, outs[0])
             else:
                 body, sources = single_op_body(n)
                 self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],
