@@ -8,7 +8,9 @@ import operator
 import numpy as np
 
 from jitc import lax
-from jitc.errors import UnsupportedError
+from jitc.errors import ShapeError, UnsupportedError
+from jitc.masked import Masked, same_mask
+from jitc.mutation import assign, derive_view
 from jitc.numpy_api import find_ctx, is_tracer, lift
 from jitc.source import where
 
@@ -37,61 +39,189 @@ def _expand(key, ndim):
     return out
 
 
-def getitem(x, key):
-    # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
-    has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
-    key = _expand(key, x.ndim)
-    start, limit, stride = [], [], []
-    out_shape = []  # after slicing: None -> 1, int -> dropped, array -> kept as an axis
-    array_pos = []  # (position in out_shape, index)
-    int_pos = []  # positions of the original dims indexed by ints (for NumPy's placement rule)
-    dim = 0
-    for item, k in enumerate(key):
-        if k is None:
-            out_shape.append(1)
-            continue
-        n = x.shape[dim]
-        if isinstance(k, slice):
-            s, e, st = k.indices(n)
-            if not len(range(s, e, st)):  # empty: x[:0], x[5:2], x[::-1] of a 0-length axis
-                s, e, st = 0, 0, 1
-            start.append(s), limit.append(e if e >= 0 or st > 0 else -1), stride.append(st)
-            out_shape.append(len(range(s, e, st)))
-        elif _is_array_index(k):
-            start.append(0), limit.append(n), stride.append(1)
-            array_pos.append((len(out_shape), k, item))
-            out_shape.append(n)
-        else:
-            try:
-                i = operator.index(k)
-            except TypeError:
-                raise IndexError(f"only integers, slices, ellipsis, None and integer arrays "
-                                 f"are valid indices, got {type(k).__name__}{where()}") from None
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}"
-                                 f"{where()}")
-            i %= n
-            start.append(i), limit.append(i + 1), stride.append(1)
-            int_pos.append(item)
-        dim += 1
-    y = lax.slice_(x, start, limit, stride)
-    y = lax.reshape(y, out_shape)
-    if not array_pos:
-        return _view(y, y.ndim == 0 and not has_ellipsis)
-    if len(array_pos) > 1:
-        raise UnsupportedError(f"indexing with more than one integer array is not supported"
-                               f"{where()}")
-    axis, idx, item = array_pos[0]
-    out = take_along(y, idx, axis)
-    # NumPy: ints count as advanced indices too; when advanced indices are not adjacent,
-    # the gathered dims move to the front.
-    items = sorted(int_pos + [item])
-    if items != list(range(items[0], items[-1] + 1)) and axis != 0:
-        nidx = out.ndim - y.ndim + 1
-        perm = list(range(axis, axis + nidx)) + [d for d in range(out.ndim)
+class _Index:
+    """A key split as NumPy applies it: a basic part (slice + reshape of x) and at most one
+    integer array gathered along `axis` of that part. `front`: NumPy moves the gathered dims
+    to the front (advanced indices separated by a slice or int)."""
+
+    def __init__(self, x, key):
+        # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
+        self.has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple)
+                                                        else (key,)))
+        key = _expand(key, x.ndim)
+        start, limit, stride = [], [], []
+        out_shape = []  # after slicing: None -> 1, int -> dropped, array -> kept as an axis
+        array_pos = []  # (position in out_shape, index, position in key)
+        int_pos = []  # positions of the dims indexed by ints (for NumPy's placement rule)
+        dim = 0
+        for item, k in enumerate(key):
+            if k is None:
+                out_shape.append(1)
+                continue
+            n = x.shape[dim]
+            if isinstance(k, slice):
+                s, e, st = k.indices(n)
+                if not len(range(s, e, st)):  # empty: x[:0], x[5:2], x[::-1] of a 0-length axis
+                    s, e, st = 0, 0, 1
+                start.append(s), limit.append(e if e >= 0 or st > 0 else -1), stride.append(st)
+                out_shape.append(len(range(s, e, st)))
+            elif _is_array_index(k):
+                start.append(0), limit.append(n), stride.append(1)
+                array_pos.append((len(out_shape), k, item))
+                out_shape.append(n)
+            else:
+                try:
+                    i = operator.index(k)
+                except TypeError:
+                    raise IndexError(f"only integers, slices, ellipsis, None and integer "
+                                     f"arrays are valid indices, got {type(k).__name__}"
+                                     f"{where()}") from None
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}"
+                                     f"{where()}")
+                i %= n
+                start.append(i), limit.append(i + 1), stride.append(1)
+                int_pos.append(item)
+            dim += 1
+        if len(array_pos) > 1:
+            raise UnsupportedError(f"indexing with more than one integer array is not "
+                                   f"supported{where()}")
+        self.basic = derive_view(x, lax.reshape(lax.slice_(x, start, limit, stride),
+                                                out_shape))
+        self.axis = self.idx = None
+        self.front = False
+        if array_pos:
+            self.axis, self.idx, item = array_pos[0]
+            items = sorted(int_pos + [item])
+            self.front = items != list(range(items[0], items[-1] + 1)) and self.axis != 0
+
+    def front_perm(self, ndim, nidx):
+        """The transpose taking the gathered dims (at self.axis) to the front."""
+        axis = self.axis
+        return list(range(axis, axis + nidx)) + [d for d in range(ndim)
                                                  if not axis <= d < axis + nidx]
-        out = lax.transpose(out, perm)
-    return _view(out, out.ndim == 0 and not has_ellipsis)
+
+
+def getitem(x, key):
+    if _is_mask(x, key):
+        return Masked(x.copy(), _full_mask(x, key))
+    ix = _Index(x, key)
+    y = ix.basic
+    if ix.idx is None:
+        if y.ndim == 0 and not ix.has_ellipsis:
+            return _view(y, True)  # a NumPy scalar: a copy, never a view
+        return y
+    out = take_along(y, ix.idx, ix.axis)
+    if ix.front:
+        out = lax.transpose(out, ix.front_perm(out.ndim, out.ndim - y.ndim + 1))
+    return _view(out, out.ndim == 0 and not ix.has_ellipsis)
+
+
+def _is_mask(x, key) -> bool:
+    """A boolean array indexing the leading dims of x (x[mask], x[x > 0])."""
+    if is_tracer(key):
+        return key.dtype == np.dtype(bool)
+    if isinstance(key, np.ndarray) and key.dtype == np.dtype(bool):
+        return key.ndim > 1 or key.ndim == 0
+    return False
+
+
+def setitem(x, key, value):
+    """x[key] = value, NumPy's way: value is cast (unsafely) and broadcast to x[key]; with
+    an integer array the last write to a position wins."""
+    ctx = x.ctx
+    if x.scalar or x.weak:
+        raise TypeError(f"a NumPy scalar does not support item assignment{where()}")
+    if _is_mask(x, key):
+        return _set_masked(x, key, value)
+    ix = _Index(x, key)
+    dest = ix.basic
+    v = lift(ctx, value)
+    if ix.idx is None:
+        assign(dest, _fit(v, dest.shape, dest.dtype))
+        return
+    idx = normalized_index(ctx, ix.idx, dest.shape[ix.axis], ix.axis)
+    gathered = list(dest.shape[:ix.axis]) + list(idx.shape) + list(dest.shape[ix.axis + 1:])
+    if ix.front:
+        perm = ix.front_perm(len(gathered), idx.ndim)
+        moved = _fit(v, [gathered[p] for p in perm], dest.dtype)
+        v = lax.transpose(moved, tuple(int(i) for i in np.argsort(perm)))
+    else:
+        v = _fit(v, gathered, dest.dtype)
+    assign(dest, lax.emit(ctx, "scatter", [dest, idx, v], axis=ix.axis, mode="set"))
+
+
+def _fit(v, shape, dtype):
+    """A value assigned into x[key]: cast as NumPy's setitem casts, broadcast to the slot."""
+    shape = tuple(shape)
+    v = lax.convert(v, dtype)
+    while v.ndim > len(shape) and v.shape[0] == 1:  # NumPy drops leading unit dims
+        v = lax.reshape(v, v.shape[1:])
+    try:
+        return lax.broadcast_to(v, shape)
+    except ShapeError:
+        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
+                         f"{shape}{where()}") from None
+
+
+def _full_mask(x, mask):
+    """A boolean index on x's leading dims, broadcast to x's shape."""
+    m = lift(x.ctx, mask)
+    if m.shape != x.shape[:m.ndim]:
+        raise IndexError(f"boolean index of shape {m.shape} does not match the indexed "
+                         f"array of shape {x.shape}{where()}")
+    return lax.broadcast_in_dim(m, x.shape, tuple(range(m.ndim)))
+
+
+def _set_masked(x, mask, value):
+    """x[mask] = value: a select where the mask holds (the value a scalar, one value per
+    trailing slot of the masked rows, or x[mask] computed on through the same mask)."""
+    ctx = x.ctx
+    full = _full_mask(x, mask)
+    if isinstance(value, Masked):
+        if not same_mask(value.mask.node, full.node):
+            raise UnsupportedError(f"x[mask1] = y[mask2] needs the masks to be the same "
+                                   f"computation{where()}")
+        assign(x, lax.select(full, lax.convert(value.values, x.dtype), x))
+        return
+    m = lift(ctx, mask)
+    v = lift(ctx, value)
+    rest = x.shape[m.ndim:]
+    per_row = bool(rest) and v.shape[v.ndim - len(rest):] == rest and v.size == _prod(rest)
+    if v.size != 1 and not per_row:
+        raise UnsupportedError(
+            f"x[mask] = v with v of shape {v.shape}: the number of selected elements is known "
+            f"only at run time{where()}; assign a scalar, or write np.where(mask, new, x)")
+    v = lax.reshape(v, rest if per_row else ())
+    new = lax.select(full, lax.broadcast_to(lax.convert(v, x.dtype), x.shape), x)
+    assign(x, new)
+
+
+def _prod(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def normalized_index(ctx, idx, n, axis):
+    """An integer index array as an int64 Tracer, negative entries counted from the end
+    (checked against `n` now when it is known)."""
+    if is_tracer(idx):  # gather and scatter count negative entries from the end
+        if idx.dtype.kind != "i":
+            raise IndexError(f"arrays used as indices must be of integer type, got "
+                             f"{idx.dtype}{where()}")
+        return idx
+    value = np.asarray(idx)
+    if value.dtype == np.dtype(bool):
+        value = np.nonzero(value)[0]
+    if value.size == 0:
+        value = value.astype(np.int64)
+    if value.dtype.kind not in "iu":
+        raise IndexError(f"arrays used as indices must be of integer type, got {value.dtype}"
+                         f"{where()}")
+    if value.size and (value.min() < -n or value.max() >= n):
+        bad = value[(value < -n) | (value >= n)].ravel()[0]
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
+                         f"{where()}")
+    return ctx.constant(np.where(value < 0, value + n, value).astype(np.int64))
 
 
 def _view(t, scalar):
@@ -108,24 +238,9 @@ def take_along(x, idx, axis):
             raise UnsupportedError(
                 f"indexing with a traced boolean mask has a data-dependent shape{where()}; "
                 "use np.where(mask, x, 0) (or a reduction over it) instead")
-        if idx.dtype.kind != "i":
-            raise IndexError(f"arrays used as indices must be of integer type, got "
-                             f"{idx.dtype}{where()}")
-        return lax.gather(x, idx, axis)
+        return lax.gather(x, normalized_index(ctx, idx, n, axis), axis)
     value = np.asarray(idx)
-    if value.dtype == np.dtype(bool):
-        if value.ndim != 1 or value.shape[0] != n:
-            raise UnsupportedError(f"boolean mask indexing is only supported with a constant "
-                                   f"1-d mask matching the axis{where()}")
-        value = np.nonzero(value)[0]
-    if value.size == 0:
-        value = value.astype(np.int64)
-    if value.dtype.kind not in "iu":
-        raise IndexError(f"arrays used as indices must be of integer type, got {value.dtype}"
-                         f"{where()}")
-    if value.size and (value.min() < -n or value.max() >= n):
-        bad = value[(value < -n) | (value >= n)].ravel()[0]
-        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
-                         f"{where()}")
-    value = np.where(value < 0, value + n, value).astype(np.int64)
-    return lax.gather(x, lift(ctx, value), axis)
+    if value.dtype == np.dtype(bool) and (value.ndim != 1 or value.shape[0] != n):
+        raise UnsupportedError(f"boolean mask indexing is only supported with a constant "
+                               f"1-d mask matching the axis{where()}")
+    return lax.gather(x, normalized_index(ctx, idx, n, axis), axis)

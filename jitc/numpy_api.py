@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from jitc import lax, ops
-from jitc.dtypes import check_supported
+from jitc.dtypes import SUPPORTED, check_supported
 from jitc.errors import JitcError, ShapeError, UnsupportedError
 from jitc.source import where
 
@@ -82,7 +82,10 @@ def lift(ctx, x, dtype=None):
     if isinstance(x, (list, tuple)) and find_ctx(x) is not None:
         return stack([lift(ctx, v) for v in x], 0) if dtype is None else \
             lax.convert(stack([lift(ctx, v) for v in x], 0), dtype)
-    if isinstance(x, (bool, np.generic, np.ndarray, list, tuple)):
+    if isinstance(x, np.ndarray) and (x.dtype in SUPPORTED or dtype is None):
+        t = ctx.constant(x)  # captured (read from the array on every call) or baked
+        return t if dtype is None else lax.convert(t, np.dtype(dtype))
+    if isinstance(x, (bool, np.generic, list, tuple, np.ndarray)):  # in a computed dtype
         value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
         t = ctx.constant(value)
         t.scalar = isinstance(x, np.generic)
@@ -148,29 +151,51 @@ def _resolve(ufunc, keys):
 
 
 def ufunc_dispatch(ufunc, method, inputs, kwargs):
+    from jitc import numpy_writes
+
     name = ufunc.__name__
+    out = kwargs.pop("out", None)
+    if method == "at":
+        _reject_kwargs(f"np.{name}.at", kwargs)
+        return numpy_writes.ufunc_at(ufunc, *inputs)
     if method == "reduce" and name in _REDUCE_METHODS:
         axis = kwargs.pop("axis", 0)
         keepdims = kwargs.pop("keepdims", False)
         dtype = kwargs.pop("dtype", None)
         _reject_kwargs(f"np.{name}.reduce", kwargs)
-        return _REDUCERS[_REDUCE_METHODS[name]](inputs[0], axis, dtype=dtype, keepdims=keepdims)
+        result = _REDUCERS[_REDUCE_METHODS[name]](inputs[0], axis, dtype=dtype,
+                                                  keepdims=keepdims)
+        return result if out is None else numpy_writes.write_out(
+            out, result, "unsafe", f"np.{name}.reduce")
     if method != "__call__":
         raise UnsupportedError(f"np.{name}.{method} is not supported by jitc{where()}")
+    mask = kwargs.pop("where", True)
+    if mask is not True and out is None:
+        raise UnsupportedError(f"np.{name}: where= without out= leaves the other elements "
+                               f"uninitialized; pass out={where()}")
     if name == "matmul":
         _reject_kwargs("np.matmul", kwargs)
-        return matmul(*inputs)
-    dtype = kwargs.pop("dtype", None)
-    _reject_kwargs(f"np.{name}", kwargs)
-    if dtype is not None:
-        inputs = [lift(find_ctx(inputs), x, check_supported(dtype, f"np.{name} dtype="))
-                  for x in inputs]
-    return apply_ufunc(ufunc, inputs)
+        result = matmul(*inputs)
+    else:
+        dtype = kwargs.pop("dtype", None)
+        _reject_kwargs(f"np.{name}", kwargs)
+        if dtype is not None:
+            inputs = [lift(find_ctx(inputs), x, check_supported(dtype, f"np.{name} dtype="))
+                      for x in inputs]
+        result = apply_ufunc(ufunc, inputs)
+    if _no_out(out):
+        return result
+    return numpy_writes.write_out(out, result, "same_kind", f"np.{name}", ufunc, mask)
+
+
+def _no_out(out) -> bool:
+    """out= absent: None, or NumPy's normalized (None,)."""
+    return out is None or (isinstance(out, tuple) and all(o is None for o in out))
 
 
 def _reject_kwargs(what, kwargs):
     for k, v in kwargs.items():
-        if k == "out" and v is None or (k in ("casting",) and v == "same_kind"):
+        if k == "out" and _no_out(v) or (k in ("casting",) and v == "same_kind"):
             continue
         raise UnsupportedError(f"{what}: argument {k}= is not supported by jitc{where()}")
 
@@ -329,7 +354,24 @@ def _check_where_initial(name, initial=None, where_=True, out=None):
         raise UnsupportedError(f"np.{name}: initial=/where=/out= are not supported{where()}")
 
 
+def _into_out(impl):
+    """A reduction that also takes out=: the result is written into it (NumPy casts
+    unsafely there) and `out` itself is returned."""
+
+    @functools.wraps(impl)
+    def reduction(*args, out=None, **kwargs):
+        result = impl(*args, **kwargs)
+        if out is None:
+            return result
+        from jitc.numpy_writes import write_out
+
+        return write_out(out, result, "unsafe", f"np.{impl.__name__.rstrip('_')}")
+
+    return reduction
+
+
 @implements(np.sum)
+@_into_out
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     _check_where_initial("sum", initial, where, out)
     a = lift(find_ctx([a]), a)
@@ -338,6 +380,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 @implements(np.prod)
+@_into_out
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     _check_where_initial("prod", initial, where, out)
     a = lift(find_ctx([a]), a)
@@ -346,6 +389,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 
 @implements(np.max, np.amax)
+@_into_out
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     _check_where_initial("max", initial, where, out)
     a = lift(find_ctx([a]), a)
@@ -353,6 +397,7 @@ def amax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
 
 
 @implements(np.min, np.amin)
+@_into_out
 def amin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     _check_where_initial("min", initial, where, out)
     a = lift(find_ctx([a]), a)
@@ -364,6 +409,7 @@ def _truth(a):
 
 
 @implements(np.any)
+@_into_out
 def any_(a, axis=None, out=None, keepdims=False, *, where=True):
     _check_where_initial("any", None, where, out)
     a = _truth(lift(find_ctx([a]), a))
@@ -371,6 +417,7 @@ def any_(a, axis=None, out=None, keepdims=False, *, where=True):
 
 
 @implements(np.all)
+@_into_out
 def all_(a, axis=None, out=None, keepdims=False, *, where=True):
     _check_where_initial("all", None, where, out)
     a = _truth(lift(find_ctx([a]), a))
@@ -384,6 +431,7 @@ def _mean_dtype(a, dtype):
 
 
 @implements(np.mean)
+@_into_out
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     _check_where_initial("mean", None, where, out)
     a = lift(find_ctx([a]), a)
@@ -394,6 +442,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 
 
 @implements(np.var)
+@_into_out
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     _check_where_initial("var", None, where, out)
@@ -413,6 +462,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 
 @implements(np.std)
+@_into_out
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
@@ -433,12 +483,14 @@ def _arg_reduce(name, a, axis, keepdims):
 
 
 @implements(np.argmax)
+@_into_out
 def argmax(a, axis=None, out=None, *, keepdims=False):
     _check_where_initial("argmax", out=out)
     return _arg_reduce("argmax", a, axis, keepdims)
 
 
 @implements(np.argmin)
+@_into_out
 def argmin(a, axis=None, out=None, *, keepdims=False):
     _check_where_initial("argmin", out=out)
     return _arg_reduce("argmin", a, axis, keepdims)
@@ -461,7 +513,25 @@ def _lifted(a):
     return lift(find_ctx([a]), a)
 
 
+def _view(impl):
+    """A function NumPy answers with a view of its first argument: the result shares that
+    argument's buffer, so writes through either are seen by both (jitc/mutation.py)."""
+
+    @functools.wraps(impl)
+    def view(a, *args, **kwargs):
+        from jitc.mutation import derive_view
+
+        src = _lifted(a)
+        result = impl(src, *args, **kwargs)
+        if isinstance(result, list):
+            return [derive_view(src, r) for r in result]
+        return derive_view(src, result)
+
+    return view
+
+
 @implements(np.reshape)
+@_view
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     a = _lifted(a)
     if order != "C":
@@ -488,6 +558,7 @@ def ravel(a, order="C"):
 
 
 @implements(np.transpose)
+@_view
 def transpose(a, axes=None):
     a = _lifted(a)
     if axes is None:
@@ -500,6 +571,7 @@ def transpose(a, axes=None):
 
 
 @implements(np.swapaxes)
+@_view
 def swapaxes(a, axis1, axis2):
     a = _lifted(a)
     i, j = normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim)
@@ -509,6 +581,7 @@ def swapaxes(a, axis1, axis2):
 
 
 @implements(np.moveaxis)
+@_view
 def moveaxis(a, source, destination):
     a = _lifted(a)
     as_list = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]  # noqa: E731
@@ -523,6 +596,7 @@ def moveaxis(a, source, destination):
 
 
 @implements(np.expand_dims)
+@_view
 def expand_dims(a, axis):
     a = _lifted(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -535,6 +609,7 @@ def expand_dims(a, axis):
 
 
 @implements(np.squeeze)
+@_view
 def squeeze(a, axis=None):
     a = _lifted(a)
     if axis is None:
@@ -557,7 +632,9 @@ def broadcast_to(array, shape, subok=False):
     except ValueError:
         raise ShapeError(f"np.broadcast_to: cannot broadcast {a.shape} to {shape}{where()}") \
             from None
-    return _mark(lax.broadcast_to(a, shape), False)
+    out = _mark(lax.broadcast_to(a, shape), False)
+    out.buffer().readonly = True  # NumPy's broadcast view cannot be written
+    return out
 
 
 @implements(np.atleast_1d)
@@ -654,11 +731,13 @@ def _split(ary, indices_or_sections, axis, equal):
 
 
 @implements(np.split)
+@_view
 def split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, equal=True)
 
 
 @implements(np.array_split)
+@_view
 def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, equal=False)
 
@@ -692,7 +771,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
          max=np._NoValue, **kwargs):
     lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
     hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
-    _reject_kwargs("np.clip", dict(kwargs, out=out))
+    _reject_kwargs("np.clip", kwargs)
     if lo is None and hi is None:
         raise ValueError(f"np.clip: one of max or min must be given{where()}")
     result = a
@@ -700,7 +779,12 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
         result = apply_ufunc(np.maximum, (result, lo))
     if hi is not None:
         result = apply_ufunc(np.minimum, (result, hi))
-    return result if is_tracer(result) else _lifted(result)
+    result = result if is_tracer(result) else _lifted(result)
+    if _no_out(out):
+        return result
+    from jitc.numpy_writes import write_out
+
+    return write_out(out, result, "same_kind", "np.clip")
 
 
 @implements(np.round, np.around)
@@ -708,7 +792,7 @@ def round_(a, decimals=0, out=None):
     if decimals != 0 or out is not None:
         raise UnsupportedError(f"np.round: only decimals=0 is supported{where()}")
     a = _lifted(a)
-    return a if a.dtype.kind == "i" else apply_ufunc(np.rint, (a,))  # bool: float16, as NumPy
+    return _mark(a, a.scalar) if a.dtype.kind == "i" else apply_ufunc(np.rint, (a,))  # bool: float16
 
 
 def astype(a, dtype):

@@ -15,7 +15,18 @@ from jitc import numpy_api as api
 from jitc.dtypes import check_supported
 from jitc.errors import TracerError, UnsupportedError
 from jitc.ir import Graph
+from jitc.capture import Capture, Place
+from jitc.mutation import Buffer
 from jitc.source import user_loc, where
+
+
+class Retrace(Exception):
+    """An array the trace read as a constant turned out to be written: trace again with it
+    captured from the start (jitc/tracing.py)."""
+
+    def __init__(self, array):
+        super().__init__("retrace")
+        self.array = array
 
 
 class UnsupportedAttribute(UnsupportedError, AttributeError):
@@ -36,13 +47,34 @@ class TraceContext:
     def __init__(self, name="main"):
         self.graph = Graph(re.sub(r"\W", "_", name) or "main")
         self._constants: dict = {}
+        self.captured = Capture(self)
+        self.baked: set = set()  # ids of NumPy arrays read as constants
 
-    def parameter(self, shape, dtype, *, weak=False, scalar=False) -> Tracer:
+    def capture(self, array, write=False) -> Tracer:
+        """The Tracer of a NumPy array the function writes (out=, x += on an array it
+        reached): captured as a parameter read from and written back into that array."""
+        t = self.captured.by_id.get(id(array))
+        if t is not None:
+            return t
+        if id(array) in self.baked:  # read earlier as a constant: trace again, capturing it
+            raise Retrace(array)
+        return self.captured.array(array, Place(array, (), f"a captured {array.dtype} array "
+                                                          f"of shape {array.shape}"))
+
+    def parameter(self, shape, dtype, *, weak=False, scalar=False, origin=None) -> Tracer:
         node = self.graph.add_parameter(shape, dtype, user_loc())
-        return Tracer(self, node, weak=weak, scalar=scalar)
+        t = Tracer(self, node, weak=weak, scalar=scalar)
+        if origin is not None:
+            t.buf = Buffer(node, origin)
+        return t
 
     def constant(self, value) -> Tracer:
         """A NumPy value captured by the trace; identical values share one node."""
+        if isinstance(value, np.ndarray):
+            captured = self.captured.by_id.get(id(value))
+            if captured is not None:
+                return captured
+            self.baked.add(id(value))
         value = np.asarray(value)
         check_supported(value.dtype, "a captured constant")
         key = (value.dtype.str, value.shape, value.tobytes()) if value.size <= 64 else id(value)
@@ -71,16 +103,38 @@ def _no_concrete(what):
 
 
 class Tracer:
-    """An abstract array: shape and dtype are known, values are not."""
+    """An abstract array: shape and dtype are known, values are not.
 
-    __slots__ = ("ctx", "node", "weak", "scalar")
+    Its contents live in a Buffer shared with its views (jitc/mutation.py): after a write
+    through any of them, `node` re-reads the buffer's new version through `view`."""
+
+    __slots__ = ("ctx", "_node", "weak", "scalar", "buf", "view", "version", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, ctx, node, *, weak=False, scalar=False):
         self.ctx = ctx
-        self.node = node
+        self._node = node
         self.weak = weak  # a Python scalar (NEP 50 weak typing)
         self.scalar = scalar  # NumPy would give a scalar here, not a 0-d array
+        self.buf = None  # made on the first write or view (Tracer.buffer)
+        self.view = ()
+        self.version = 0
+
+    @property
+    def node(self):
+        buf = self.buf
+        if buf is not None and self.version != buf.version:
+            t = Tracer(self.ctx, buf.node)
+            for step in self.view:
+                t = step.read(t)
+            self._node, self.version = t.node, buf.version
+        return self._node
+
+    def buffer(self) -> Buffer:
+        """This array's storage, made on first use (a value no one wrote is its own)."""
+        if self.buf is None:
+            self.buf = Buffer(self._node)
+        return self.buf
 
     # -- static properties
     shape = property(lambda self: self.node.shape)
@@ -116,11 +170,9 @@ class Tracer:
     __hash__ = None
 
     def __setitem__(self, key, value):
-        raise UnsupportedError(
-            f"in-place assignment x[...] = v on a traced array{where()}: jitc arrays are "
-            "immutable inside a jitted function; build the result with np.where or "
-            "np.concatenate instead"
-        )
+        from jitc.indexing import setitem
+
+        setitem(self, key, value)
 
     # -- NumPy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -169,52 +221,57 @@ class Tracer:
         return api.ravel(self, order)
 
     def flatten(self, order="C"):
-        return api.ravel(self, order)
+        return api.ravel(self.copy(), order)
 
     def copy(self, order="C"):
-        return self  # values are immutable; a NumPy scalar's .copy() stays a scalar
+        return Tracer(self.ctx, self.node, scalar=self.scalar)  # a buffer of its own
+
+    def fill(self, value):
+        from jitc.indexing import setitem
+
+        setitem(self, Ellipsis, value)
 
     def dot(self, other):
         return api.dot(self, other)
 
-    def clip(self, min=None, max=None):
-        return api.clip(self, min, max)
+    def clip(self, min=None, max=None, out=None):
+        return api.clip(self, min, max, out)
 
     def round(self, decimals=0):
         return api.round_(self, decimals)
 
-    def sum(self, axis=None, dtype=None, keepdims=False):
-        return api.sum(self, axis, dtype=dtype, keepdims=keepdims)
+    def sum(self, axis=None, dtype=None, keepdims=False, out=None):
+        return api.sum(self, axis, dtype=dtype, keepdims=keepdims, out=out)
 
-    def prod(self, axis=None, dtype=None, keepdims=False):
-        return api.prod(self, axis, dtype=dtype, keepdims=keepdims)
+    def prod(self, axis=None, dtype=None, keepdims=False, out=None):
+        return api.prod(self, axis, dtype=dtype, keepdims=keepdims, out=out)
 
-    def mean(self, axis=None, dtype=None, keepdims=False):
-        return api.mean(self, axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, keepdims=False, out=None):
+        return api.mean(self, axis, dtype=dtype, keepdims=keepdims, out=out)
 
-    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        return api.var(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False, out=None):
+        return api.var(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims, out=out)
 
-    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
-        return api.std(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False, out=None):
+        return api.std(self, axis, dtype=dtype, ddof=ddof, keepdims=keepdims, out=out)
 
-    def max(self, axis=None, keepdims=False):
-        return api.amax(self, axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False, out=None):
+        return api.amax(self, axis, keepdims=keepdims, out=out)
 
-    def min(self, axis=None, keepdims=False):
-        return api.amin(self, axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False, out=None):
+        return api.amin(self, axis, keepdims=keepdims, out=out)
 
-    def argmax(self, axis=None, keepdims=False):
-        return api.argmax(self, axis, keepdims=keepdims)
+    def argmax(self, axis=None, keepdims=False, out=None):
+        return api.argmax(self, axis, keepdims=keepdims, out=out)
 
-    def argmin(self, axis=None, keepdims=False):
-        return api.argmin(self, axis, keepdims=keepdims)
+    def argmin(self, axis=None, keepdims=False, out=None):
+        return api.argmin(self, axis, keepdims=keepdims, out=out)
 
-    def any(self, axis=None, keepdims=False):
-        return api.any_(self, axis, keepdims=keepdims)
+    def any(self, axis=None, keepdims=False, out=None):
+        return api.any_(self, axis, keepdims=keepdims, out=out)
 
-    def all(self, axis=None, keepdims=False):
-        return api.all_(self, axis, keepdims=keepdims)
+    def all(self, axis=None, keepdims=False, out=None):
+        return api.all_(self, axis, keepdims=keepdims, out=out)
 
 
 def _binary(ufunc, reflected=False):
@@ -234,6 +291,24 @@ for _name, _ufunc in [
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
+def _inplace(ufunc):
+    def method(self, other):
+        if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
+            return api.apply_operator(ufunc, (self, other))
+        from jitc.numpy_writes import ufunc_into
+
+        return ufunc_into(ufunc, (self, other), self)
+
+    return method
+
+
+for _name, _ufunc in [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+]:
+    setattr(Tracer, f"__i{_name}__", _inplace(_ufunc))
 Tracer.__neg__ = lambda self: api.apply_operator(np.negative, (self,))
 Tracer.__pos__ = lambda self: api.apply_operator(np.positive, (self,))
 Tracer.__abs__ = lambda self: api.apply_operator(np.absolute, (self,))

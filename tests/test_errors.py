@@ -53,7 +53,7 @@ def uses_cumsum(x):
 
 def uses_setitem(x):
     y = x * 2
-    y[0] = 1.0
+    y[x > 3] = np.arange(8.0)
     return y
 
 
@@ -78,7 +78,7 @@ def uses_accumulate(x):
 
 
 def uses_out(x):
-    return np.exp(x, out=x)
+    return np.exp(x, where=x > 3)
 
 
 def uses_diag_einsum(x):
@@ -88,13 +88,13 @@ def uses_diag_einsum(x):
 @pytest.mark.parametrize("fn,name,line", [
     (uses_sort, "np.sort", "np.sort(x)"),
     (uses_cumsum, "np.cumsum", "np.cumsum(y)"),
-    (uses_setitem, "x[...] = v", "y[0] = 1.0"),
+    (uses_setitem, "x[mask] = v", "y[x > 3] = np.arange"),
     (uses_linalg, "np.linalg.inv", "np.linalg.inv"),
     (uses_method, "ndarray.cumsum", "x.cumsum"),
-    (uses_mask, "boolean mask", "x[x > 3]"),
+    (uses_mask, "boolean mask index", "x[x > 3]"),
     (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
     (uses_accumulate, "np.add.accumulate", "np.add.accumulate(x)"),
-    (uses_out, "out=", "np.exp(x, out=x)"),
+    (uses_out, "where= without out=", "np.exp(x, where"),
     (uses_diag_einsum, "einsum", "np.einsum"),
 ])
 def test_unsupported_names_the_function_and_the_users_line(fn, name, line):
