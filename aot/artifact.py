@@ -150,6 +150,13 @@ def _specs(specs):
     return out
 
 
+def _written(lowered, target) -> str:
+    kind, at = target
+    if kind == "arg":
+        return f"its argument {lowered.arg_names[at]!r}"
+    return lowered.captured[at][0].name if kind == "captured" else at.name
+
+
 def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str = "generic",
             progress=None) -> Artifact:
     """Compile `fn` for fixed argument specs into a self-contained object for `target`
@@ -164,6 +171,11 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     name = name or jitted.__name__
     say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
     lowered = jitted.lower(*_specs(specs))
+    if lowered.writebacks:
+        written = ", ".join(_written(lowered, t) for t, _ in lowered.writebacks)
+        raise AotLinkError(f"{name}: the function writes into {written}; AOT modules do not "
+                           f"write into their inputs or captured arrays yet")
+    lowered = lowered.with_captures_baked().with_arguments_computed()
     if any(weak for _, _, weak in lowered.arg_types):
         raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
     outputs = []

@@ -12,7 +12,7 @@ import numpy as np
 
 from jitc import config
 from jitc.dtypes import type_str
-from jitc.errors import JitcError, SignatureMiss
+from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
 from jitc.pytree import flatten, unflatten
 from jitc.specs import ShapeDtype
 
@@ -99,10 +99,19 @@ class Jitted:
 
     # -- the call path
     def _split(self, args, kwargs):
-        if not self._static_nums and not self._static_names:
-            return args, kwargs, ()
-        dyn = tuple(a for i, a in enumerate(args) if i not in self._static_nums)
-        static = [(i, a) for i, a in enumerate(args) if i in self._static_nums]
+        """(dynamic args, dynamic kwargs, the static key, the static positions). An object
+        argument (`self`) is static by identity: its arrays are captured state (capture.py),
+        its plain attributes (numbers, strings) part of the key, since the trace bakes them."""
+        from jitc.capture import Identity, is_state_object
+
+        objects = {i for i, a in enumerate(args) if i not in self._static_nums
+                   and is_state_object(a)}
+        nums = self._static_nums | objects
+        if not nums and not self._static_names:
+            return args, kwargs, (), nums
+        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+        static = [(i, Identity(a) if i in objects else a) for i, a in enumerate(args)
+                  if i in nums]
         dyn_kw = {}
         for k, v in kwargs.items():
             if k in self._static_names:
@@ -116,7 +125,7 @@ class Jitted:
             bad = next(str(k) for k, v in static if not _hashable(v))
             raise TypeError(f"{self.__name__}: static argument {bad!r} must be hashable "
                             f"(use a tuple instead of a list)") from None
-        return dyn, dyn_kw, static_key
+        return dyn, dyn_kw, static_key, nums
 
     def __call__(self, *args, **kwargs):
         if not kwargs and not TRACES_ACTIVE[0]:
@@ -129,18 +138,24 @@ class Jitted:
     def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
-        dyn, dyn_kw, static = self._split(args, kwargs)
-        leaves, tree = flatten((dyn, dyn_kw))
         if TRACES_ACTIVE[0]:
-            from jitc.numpy_api import is_tracer
+            from jitc.creation import current_ctx
 
-            if any(is_tracer(leaf) for leaf in leaves):  # called inside another trace: inline
+            if current_ctx() is not None:  # called inside another trace: inline
                 return self.fun(*args, **kwargs)
-        key = (tree, static, tuple(map(_leaf_signature, leaves)))
+        dyn, dyn_kw, static, _ = self._split(args, kwargs)
+        leaves, tree = flatten((dyn, dyn_kw))
+        key = (tree, static, tuple(map(_leaf_signature, leaves)), _repeats(leaves))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
-        result = compiled.call_flat(leaves)
+        try:
+            result = compiled.call_flat(leaves)
+        except StaleCapture:  # a captured place now holds an array of another type
+            with self._lock:
+                self._cache.pop(key, None)
+            compiled = self._compile(args, kwargs, key)
+            result = compiled.call_flat(leaves)
         if not kwargs and not static:
             self._fast = compiled.fast_call or _no_fast_call
         return result
@@ -175,8 +190,8 @@ class Jitted:
     def lower(self, *args, **kwargs) -> Lowered:
         from jitc.tracing import trace
 
-        dyn, dyn_kw, static = self._split(args, kwargs)
-        return trace(self, args, kwargs, dyn, dyn_kw)
+        dyn, dyn_kw, _, static_nums = self._split(args, kwargs)
+        return trace(self, args, kwargs, dyn, dyn_kw, static_nums)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -187,6 +202,40 @@ class Jitted:
 def _on_device(x) -> bool:
     """A device array (CuPy, numba, numba's simulator): the backend takes it as it is."""
     return getattr(type(x), "__cuda_ndarray__", False) or hasattr(x, "__cuda_array_interface__")
+
+
+def _repeats(leaves) -> tuple:
+    """(j, i) for every array passed again as leaf j after leaf i: one buffer in the trace."""
+    if len(leaves) < 2:
+        return ()
+    first: dict = {}
+    return tuple((j, first.setdefault(id(a), j)) for j, a in enumerate(leaves)
+                 if isinstance(a, np.ndarray) and first.setdefault(id(a), j) != j)
+
+
+def _check_overlap(lowered, leaves):
+    """A written argument must not partly overlap another (the trace saw separate buffers)."""
+    for (kind, i), _k in lowered.writebacks:
+        if kind != "arg":
+            continue
+        for j, other in enumerate(leaves):
+            if j != i and other is not leaves[i] and isinstance(other, np.ndarray) \
+                    and np.may_share_memory(leaves[i], other):
+                names = lowered.arg_names
+                raise UnsupportedError(
+                    f"{lowered.jitted.__name__}: arguments {names[i]!r} and {names[j]!r} "
+                    f"share memory and {names[i]!r} is written; pass the same array object "
+                    f"twice, or copies")
+
+
+def write_back(dst, value):
+    """Copy a written argument's new contents into the caller's array (NumPy or device)."""
+    if dst is value:
+        return
+    if isinstance(dst, np.ndarray):
+        np.copyto(dst, value, casting="no")
+    elif _on_device(dst):
+        dst[...] = value
 
 
 def _hashable(v) -> bool:
@@ -200,19 +249,67 @@ def _hashable(v) -> bool:
 class Lowered:
     """A traced function: the graph before optimization."""
 
-    def __init__(self, jitted, graph, in_tree, arg_names, arg_types, out_tree, out_specs):
+    def __init__(self, jitted, graph, in_tree, arg_names, arg_types, out_tree, out_specs,
+                 writebacks=(), captured=(), repeats=()):
         self.jitted = jitted
         self.graph = graph
         self.in_tree = in_tree
         self.arg_names = arg_names
         self.arg_types = arg_types  # (shape, dtype, weak) per leaf
         self.out_tree = out_tree
-        # per output leaf: ("graph", index, scalar) | ("static", v); scalar is False (an array),
-        # True (a NumPy scalar) or the type of a Python scalar result
+        # per output leaf: ("graph", index, scalar) | ("static", v) | ("arg", leaf, view
+        # steps); scalar is False (an array), True (a NumPy scalar) or the type of a Python
+        # scalar result; "arg" returns the caller's own array (or that view of it)
         self.out_specs = out_specs
+        # (target, graph output index): what the function wrote, and its new contents, put
+        # back after every call. Targets: ("arg", leaf index) and ("captured", k), arrays
+        # copied into; ("rebind", Place), a place bound to the new array (jitc/capture.py)
+        self.writebacks = list(writebacks)
+        # (Place, (shape, dtype)) per captured array: parameters after the leaves, read
+        # from their place on every call
+        self.captured = list(captured)
+        # (j, i): leaf j is the very array passed as leaf i, one buffer in the trace
+        self.repeats = tuple(repeats)
 
     def as_text(self) -> str:
         return str(self.graph)
+
+    def with_arguments_computed(self) -> Lowered:
+        """This function with every returned argument (or view of one) computed into an
+        output of its own, for callers that must produce every result (AOT)."""
+        from jitc.mutation import view_node
+
+        graph = self.graph.copy()
+        specs = []
+        for s in self.out_specs:
+            if s[0] == "arg":
+                graph.outputs.append(view_node(graph, graph.params[s[1]], s[2]))
+                s = ("graph", len(graph.outputs) - 1, False)
+            specs.append(s)
+        return Lowered(self.jitted, graph, self.in_tree, self.arg_names, self.arg_types,
+                       self.out_tree, specs, self.writebacks, self.captured, self.repeats)
+
+    def with_captures_baked(self) -> Lowered:
+        """This function with each captured array a constant of its current contents, for a
+        standalone module (AOT), which has no Python objects to read them from."""
+        from jitc.ir import Graph
+
+        n_leaves = len(self.arg_types)
+        graph, mapping = Graph(self.graph.name), {}
+        for node in self.graph.nodes:
+            if node.op == "parameter" and node.attrs["index"] >= n_leaves:
+                value = np.array(self.captured[node.attrs["index"] - n_leaves][0].get())
+                value.flags.writeable = False
+                new = graph.add("constant", (), {"value": value}, node.shape, node.dtype,
+                                node.loc)
+            else:
+                new = graph.add(node.op, [mapping[o] for o in node.operands],
+                                dict(node.attrs), node.shape, node.dtype, node.loc,
+                                node.subgraph, node.tuple_types)
+            mapping[node] = new
+        graph.outputs = [mapping[o] for o in self.graph.outputs]
+        return Lowered(self.jitted, graph, self.in_tree, self.arg_names, self.arg_types,
+                       self.out_tree, self.out_specs, self.writebacks, (), self.repeats)
 
     def compile(self, backend: str | None = None) -> Compiled:
         return Compiled(self, backend or self.jitted.backend)
@@ -234,10 +331,27 @@ class Compiled:
         arrays = [leaf if type(leaf) is np.ndarray or _on_device(leaf)
                   else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]
-        return self._finish(self.executable(*arrays))
+        captured = [place.get() for place, _ in self.lowered.captured]
+        for array, (_, (shape, dtype)) in zip(captured, self.lowered.captured):
+            if not (isinstance(array, np.ndarray) or _on_device(array)) \
+                    or array.shape != shape or array.dtype != dtype:
+                raise StaleCapture()
+        if self.lowered.writebacks:
+            _check_overlap(self.lowered, leaves)
+        outs = self.executable(*arrays, *captured)
+        for (kind, target), k in self.lowered.writebacks:
+            if kind == "arg":
+                write_back(leaves[target], outs[k])
+            elif kind == "captured":
+                write_back(captured[target], outs[k])
+            else:
+                target.set(outs[k])
+        return self._finish(outs, leaves)
 
-    def _finish(self, outs):
+    def _finish(self, outs, leaves):
         """The function's result (its tree, NumPy or Python scalars) from the outputs."""
+        from jitc.mutation import numpy_view
+
         results = []
         for spec in self.lowered.out_specs:
             if spec[0] == "graph":
@@ -245,6 +359,8 @@ class Compiled:
                 if scalar:
                     value = value[()] if scalar is True else scalar(value[()])
                 results.append(value)
+            elif spec[0] == "arg":
+                results.append(numpy_view(leaves[spec[1]], spec[2]))
             else:
                 results.append(spec[1])
         return unflatten(self.lowered.out_tree, results)
@@ -264,7 +380,25 @@ class Compiled:
         if kwargs_def[1]:
             return None
         return fast_call(arg_defs, self.lowered.arg_types, self.lowered.out_tree,
-                         self.lowered.out_specs, run, self.executable.results)
+                         self.lowered.out_specs, run, self.executable.results,
+                         self.lowered.writebacks, [p for p, _ in self.lowered.captured],
+                         self._donated(), self.lowered.repeats)
+
+    def _donated(self) -> list:
+        """(parameter index, result index) for written arrays the executable may compute in
+        place: results that are not also returned, and that no kernel writes before the last
+        read of the array's old contents."""
+        can = getattr(self.executable, "can_write_into", None)
+        if can is None:
+            return []
+        returned = {s[1] for s in self.lowered.out_specs if s[0] == "graph"}
+        n = len(self.lowered.arg_types)
+        out = []
+        for (kind, target), k in self.lowered.writebacks:
+            param = target if kind == "arg" else n + target if kind == "captured" else None
+            if param is not None and k not in returned and can(param, k):
+                out.append((param, k))
+        return out
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))

@@ -24,3 +24,8 @@ class VerifyError(JitcError):
 class SignatureMiss(Exception):
     """A compiled call got arguments of another signature than it was built for; the
     caller takes the slow path, which finds (or compiles) the right one. Never escapes."""
+
+
+class StaleCapture(Exception):
+    """A captured place holds an array of another shape or dtype than the compiled code was
+    traced for (the user bound a new array there): trace again. Never escapes."""

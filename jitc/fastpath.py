@@ -59,6 +59,13 @@ class _Gen:
             spec = next(specs)
             if spec[0] == "static":
                 return self.bind(spec[1])
+            if spec[0] == "arg":  # the caller's own array, or a view of it
+                leaf = self.leaves[spec[1]]
+                if not spec[2]:
+                    return leaf
+                from jitc.mutation import numpy_view
+
+                return f"{self.bind(numpy_view)}({leaf}, {self.bind(spec[2])})"
             value = outs(spec[1])
             scalar = spec[2]
             if scalar is True:
@@ -78,23 +85,68 @@ class _Gen:
         return f"{self.bind(kind)}({', '.join(parts)})"
 
 
-def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results):
+def _root(a):
+    """The array owning a's memory (NumPy collapses a view of a view onto the owner)."""
+    return a if a.base is None else a.base
+
+
+def _getter(g, place) -> str:
+    """An expression reading a captured place (jitc/capture.py) in the generated code."""
+    expr = g.bind(place.root)
+    for kind, key in place.keys:
+        expr = (f"{expr}.cell_contents" if kind == "cell" else f"{expr}.{key}"
+                if kind == "attr" else f"{expr}[{g.bind(key)}]")
+    return expr
+
+
+def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks=(),
+              captured=(), donated=(), repeats=()):
     """A function of the positional arguments (tree defs `arg_defs`, leaf types
     `arg_types`) that allocates the results ((shape, dtype) each), calls
-    `run(*leaves, *results)` to fill them and returns the result tree. Allocating here is
-    cheaper than boxing arrays a numba function made (~0.15 µs an array against ~0.4)."""
+    `run(*leaves, *results)` to fill them, copies written arguments' new contents back into
+    them (`writebacks`: (("arg", leaf), result index)) and returns the result tree.
+    Captured arrays (`captured`: Places) are read from their places and passed after the
+    leaves. `donated`: (parameter index, result index) pairs whose result the driver may
+    write straight into the parameter's array (numba's dispatch has already refused an array
+    that is not C-contiguous and writeable, so the array given is the caller's). `repeats`:
+    (j, i) where leaf j must be the very array passed as leaf i. Allocating here is cheaper
+    than boxing arrays a numba function made (~0.15 µs an array against ~0.4)."""
     g = _Gen()
     params = [f"a{i}" for i in range(len(arg_defs))]
     for p, d in zip(params, arg_defs):
         g.arg(p, d, arg_types)
     run_name, empty = g.bind(run), g.bind(np.empty)
     result = g.result(out_tree, iter(out_specs), lambda k: f"r{k}")
+    root = g.bind(_root)
+    arrays = [i for i, t in enumerate(arg_types) if not t[2]]
+    first = dict(repeats)  # leaf -> the leaf it repeats
+    for (kind, i), _k in writebacks:  # a written array shares memory with no other argument
+        if kind != "arg":
+            continue
+        g.checks += [f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
+                     for j in arrays if first.get(j, j) != first.get(i, i)]
+    g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in repeats]
     lines = [f"def fast({', '.join(params)}):"]
     if g.checks:
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]
-    lines += [f"    r{k} = {empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})"
+    lines += [f"    c{k} = {_getter(g, place)}" for k, place in enumerate(captured)]
+    into = {k: f"c{target - len(g.leaves)}" if target >= len(g.leaves) else g.leaves[target]
+            for target, k in donated}
+    lines += [f"    r{k} = " + (into[k] if k in into else
+                                f"{empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})")
               for k, (shape, dtype) in enumerate(results)]
-    lines.append(f"    {run_name}({', '.join(g.leaves + [f'r{k}' for k in range(len(results))])})")
+    inputs = g.leaves + [f"c{k}" for k in range(len(captured))]
+    lines.append(f"    {run_name}({', '.join(inputs + [f'r{k}' for k in range(len(results))])})")
+    copyto = g.bind(np.copyto)
+    for (kind, target), k in writebacks:
+        if k in into:
+            continue  # the driver wrote the caller's array itself
+        if kind == "arg":
+            lines.append(f"    {copyto}({g.leaves[target]}, r{k})")
+        elif kind == "captured":
+            lines.append(f"    {copyto}(c{target}, r{k})")
+        else:
+            lines.append(f"    {g.bind(target.set)}(r{k})")
     lines.append(f"    return {result}")
     namespace = dict(g.names)
     exec(compile("\n".join(lines) + "\n", "<jitc fast call>", "exec"), namespace)  # noqa: S102

@@ -11,15 +11,15 @@ from jitc.ir import Loc
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
-_INTERNAL = tuple(os.path.join(_ROOT, d) + os.sep for d in ("jitc", "fusion", "backends", "aot"))
-_INTERNAL += (os.path.dirname(os.path.abspath(np.__file__)) + os.sep,)
+INTERNAL = tuple(os.path.join(_ROOT, d) + os.sep for d in ("jitc", "fusion", "backends", "aot"))
+INTERNAL += (os.path.dirname(os.path.abspath(np.__file__)) + os.sep,)
 
 
 def user_loc() -> Loc | None:
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_INTERNAL) and not filename.startswith("<frozen"):
+        if not filename.startswith(INTERNAL) and not filename.startswith("<frozen"):
             return Loc(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None

@@ -8,10 +8,13 @@ import numpy as np
 
 from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.dtypes import check_supported
+from jitc.masked import Masked
 from jitc.numpy_api import is_tracer
 from jitc.pytree import flatten, leaf_paths
 from jitc.specs import ShapeDtype
-from jitc.trace import TraceContext
+from jitc.capture import DEPTH, Place, is_state_object
+from jitc.creation import creating_traced_arrays
+from jitc.trace import Retrace, TraceContext
 
 _ACTIVE_LOCK = threading.Lock()
 
@@ -35,12 +38,12 @@ def _abstract(leaf, name):
                     "the computation")
 
 
-def _names(jitted, args, kwargs):
+def _names(jitted, args, kwargs, static_nums):
     """Readable names of the dynamic leaves, in flatten((dyn_args, dyn_kwargs)) order."""
     names = []
     pos = jitted._param_names
     for i, a in enumerate(args):
-        if i in jitted._static_nums:
+        if i in static_nums:
             continue
         base = pos[i] if i < len(pos) else f"args[{i}]"
         names += [base + p for p in leaf_paths(flatten(a)[1])]
@@ -51,38 +54,111 @@ def _names(jitted, args, kwargs):
     return names
 
 
-def trace(jitted, args, kwargs, dyn, dyn_kw) -> Lowered:
+def trace(jitted, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
+    """Run the user's function on Tracers; retried (at most a few times) when it turns out
+    to write an array it had already read as a constant."""
+    forced: list = []
+    for _ in range(8):
+        try:
+            return _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced)
+        except Retrace as r:
+            forced.append(r.array)
+    raise AssertionError("tracing did not settle on the arrays to capture")
+
+
+def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     leaves, in_tree = flatten((dyn, dyn_kw))
-    names = _names(jitted, args, kwargs)
+    names = _names(jitted, args, kwargs, static_nums)
     ctx = TraceContext(jitted.__name__)
     types, tracers = [], []
-    for leaf, name in zip(leaves, names):
+    first_of: dict = {}  # id(array) -> its first leaf index
+    repeats = []
+    for i, (leaf, name) in enumerate(zip(leaves, names)):
         shape, dtype, weak, scalar = _abstract(leaf, name)
         types.append((shape, dtype, weak))
-        tracers.append(ctx.parameter(shape, dtype, weak=weak, scalar=scalar))
+        t = ctx.parameter(shape, dtype, weak=weak, scalar=scalar, origin=("arg", i))
+        if isinstance(leaf, np.ndarray):  # one array passed twice is one buffer, as in NumPy
+            first = first_of.setdefault(id(leaf), i)
+            if first != i:
+                t.buf = tracers[first].buf
+                repeats.append((i, first))
+        tracers.append(t)
+    capture = ctx.captured
+    for array in forced:
+        ctx.capture(array, write=True)
     it = iter(tracers)
-    call_args = [a if i in jitted._static_nums else _replace(a, it) for i, a in enumerate(args)]
+    positional = jitted._param_names
+    call_args = [
+        capture.value(a, Place(a, (), positional[i] if i < len(positional) else f"args[{i}]"),
+                      DEPTH) if is_state_object(a)
+        else a if i in static_nums else _replace(a, it) for i, a in enumerate(args)]
     call_kw = {k: v if k in jitted._static_names else _replace(v, it)
                for k, v in sorted(kwargs.items())}
+    fun = capture.function(jitted.fun)
     with _ACTIVE_LOCK:
         TRACES_ACTIVE[0] += 1
     try:
-        out = jitted.fun(*call_args, **call_kw)
+        with creating_traced_arrays(ctx):
+            out = fun(*call_args, **call_kw)
     finally:
         with _ACTIVE_LOCK:
             TRACES_ACTIVE[0] -= 1
+    written_places, rebound = capture.effects()
     out_leaves, out_tree = flatten(out)
+    output_of: dict = {}  # node -> its graph output: a value returned twice is one array
+
+    def output(node):
+        if node not in output_of:
+            output_of[node] = len(ctx.graph.outputs)
+            ctx.graph.outputs.append(node)
+        return output_of[node]
+
+    writebacks = [(target, output(node)) for target, node in _writebacks(tracers)]
+    writebacks += [(("captured", k), output(node)) for k, node in written_places]
+    writebacks += [(("rebind", place), output(t.node)) for place, t in rebound]
     specs = []
-    output_of: dict = {}  # id(tracer) -> its graph output: a value returned twice is one
-    for leaf in out_leaves:  # array returned twice, as in NumPy, not a copy
-        if is_tracer(leaf):
-            if id(leaf) not in output_of:
-                output_of[id(leaf)] = len(ctx.graph.outputs)
-                ctx.graph.outputs.append(leaf.node)
-            specs.append(("graph", output_of[id(leaf)], _scalar_kind(leaf)))
-        else:
+    for leaf in out_leaves:
+        if isinstance(leaf, Masked):
+            raise leaf.returned()
+        if isinstance(leaf, np.ndarray):  # made by NumPy at trace time (np.eye(3)): a
+            leaf = ctx.constant(leaf)  # constant, returned as a fresh array on every call
+        if not is_tracer(leaf):
             specs.append(("static", leaf))
-    return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs)
+            continue
+        arg = _argument_view(leaf, leaves)
+        if arg is not None:
+            specs.append(("arg",) + arg)
+        else:
+            specs.append(("graph", output(leaf.node), _scalar_kind(leaf)))
+    captured = [(place, (array.shape, array.dtype)) for place, array, _ in capture.places]
+    return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,
+                   captured, repeats)
+
+
+def _writebacks(tracers):
+    """(("arg", leaf index), final node) for every argument buffer the function wrote."""
+    out, seen = [], set()
+    for i, t in enumerate(tracers):
+        buf = t.buf
+        if buf is None or not buf.written or id(buf) in seen:
+            continue
+        seen.add(id(buf))
+        if t.weak or t.scalar:
+            continue
+        out.append((("arg", i), buf.node))
+    return out
+
+
+def _argument_view(leaf, leaves):
+    """(leaf index, view steps) when a returned value is an array argument or a view of one,
+    as it is now: NumPy returns that very object (or a view of it), not a copy."""
+    buf = leaf.buf
+    if buf is None or buf.origin is None or buf.origin[0] != "arg" or leaf.weak or leaf.scalar:
+        return None
+    if not isinstance(leaves[buf.origin[1]], (np.ndarray, ShapeDtype)):
+        return None
+    leaf.node  # noqa: B018 (brings the view up to the buffer's last version)
+    return buf.origin[1], leaf.view
 
 
 _PYTHON_TYPES = {"b": bool, "i": int, "f": float}
