@@ -146,6 +146,20 @@ class Space:
         return None
 
 
+def duplicated(n: Node, sigs, computed) -> str | None:
+    """Why `n`, read at several indices (a stencil's neighbours), would multiply work: it is
+    computed once per index, and so are the operands computed in the kernel (`computed(o)`),
+    step after step of an unrolled stencil. None when it only re-reads its inputs."""
+    full = [s for s in sigs if not is_row(s)]
+    if len(full) < 2 or n.op in _REINDEX or not any(map(computed, n.operands)):
+        return None
+    return (f"{n.op} is read at {len(full)} different indices (a stencil): computing it "
+            f"once is cheaper than {len(full)} times")
+
+
+_REINDEX = frozenset({"slice", "reshape", "transpose", "broadcast_in_dim"})
+
+
 def node_rule(n: Node, sigs, space: Space, *, tentative: bool = False) -> str | None:
     """Why `n`, read under `sigs` in `space`, breaks B4/R2/D2; None if it is fine.
 
@@ -298,7 +312,8 @@ def check_region(nodes, members, outputs, kind, *, body: bool = True) -> Space:
     for n in ordered:
         if not sigs[n]:
             raise ContractError(f"dead value {n} inside a fusion body", n)
-        why = node_rule(n, sigs[n], space)
+        why = node_rule(n, sigs[n], space) or duplicated(
+            n, sigs[n], lambda o: o in members and o.op != "constant")
         if why:
             raise ContractError(why, n)
     return space

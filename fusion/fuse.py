@@ -32,6 +32,7 @@ from jitc.fusion.contract import (
     ContractError,
     Space,
     check_region,
+    duplicated,
     node_rule,
     reduce_axes,
     signatures,
@@ -132,6 +133,9 @@ class Fuser:
                     sigs.add(e)
         if len(sigs) > MAX_SIGNATURES:
             return f"{p.op} is read through too many index maps"
+        why = duplicated(p, sigs, lambda o: o.op not in ("parameter", "constant"))
+        if why:
+            return why
         if p.op in ops.REDUCTIONS:
             return self._join_reduce(g, p, sigs)
         if p.op == "dot_general" and g.has_dot:
