@@ -146,14 +146,17 @@ class Space:
         return None
 
 
-def duplicated(n: Node, sigs, computed) -> str | None:
-    """Why `n`, read at several indices (a stencil's neighbours), would multiply work: it is
-    computed once per index, and so are the operands computed in the kernel (`computed(o)`),
-    step after step of an unrolled stencil. None when it only re-reads its inputs."""
+def duplicated(n: Node, sigs, computed, space: Space) -> str | None:
+    """Why `n`, read at overlapping indices (a stencil's neighbours), would multiply work: it
+    is computed once per read, and so are the operands computed in the kernel
+    (`computed(o)`), step after step of an unrolled stencil. None when every element is
+    read once (disjoint slices: q, k, v of one projection) or it only re-reads its inputs."""
     full = [s for s in sigs if not is_row(s)]
     if len(full) < 2 or n.op in _REINDEX or not any(map(computed, n.operands)):
         return None
-    return (f"{n.op} is read at {len(full)} different indices (a stencil): computing it "
+    if len(full) * int(np.prod(space.shape, dtype=np.int64)) <= numel(n):
+        return None
+    return (f"{n.op} is read at {len(full)} overlapping indices (a stencil): computing it "
             f"once is cheaper than {len(full)} times")
 
 
@@ -313,7 +316,7 @@ def check_region(nodes, members, outputs, kind, *, body: bool = True) -> Space:
         if not sigs[n]:
             raise ContractError(f"dead value {n} inside a fusion body", n)
         why = node_rule(n, sigs[n], space) or duplicated(
-            n, sigs[n], lambda o: o in members and o.op != "constant")
+            n, sigs[n], lambda o: o in members and o.op != "constant", space)
         if why:
             raise ContractError(why, n)
     return space

@@ -32,19 +32,34 @@ def _evaluate(n: Node, values):
     return value
 
 
+def _known(n: Node) -> bool:
+    """A value known at compile time: a constant, an iota, or a broadcast of one."""
+    if n.op == "broadcast_in_dim":
+        return _known(n.operands[0])
+    return n.op in ("constant", "iota")
+
+
+def _value(n: Node):
+    if n.op == "constant":
+        return n.attrs["value"]
+    return PRIMITIVES[n.op].impl(*map(_value, n.operands), **n.attrs)
+
+
 def _constant(g: Graph, value, like: Node) -> Node:
     return g.add("constant", (), {"value": value}, value.shape, value.dtype, like.loc)
 
 
 def fold_constants(n, g):
-    """op(c1, ..., ck)  ==>  constant(op(c1, ..., ck))   (at most FOLD_MAX_ELEMENTS results)"""
+    """op(c1, ..., ck)  ==>  constant(op(c1, ..., ck))   (at most FOLD_MAX_ELEMENTS results;
+    the c's constants, iotas or broadcasts of them: np.tril's mask)"""
     if n.op in ops.SOURCES or n.op in ("fusion", "get") or not n.operands:
         return None
-    if numel(n) > FOLD_MAX_ELEMENTS or any(o.op != "constant" for o in n.operands):
+    if numel(n) > FOLD_MAX_ELEMENTS or not all(map(_known, n.operands)):
         return None
     if n.op == "broadcast_in_dim" and numel(n) > numel(n.operands[0]):
         return None  # a broadcast is free inside a fusion; never grow a constant
-    value = _evaluate(n, [o.attrs["value"] for o in n.operands])
+    # An iota or a broadcast alone stays (free inside a fusion); an op on them folds.
+    value = _evaluate(n, [_value(o) for o in n.operands])
     return None if value is None else _constant(g, value, n)
 
 
@@ -74,7 +89,17 @@ def fold_scalar_broadcasts(n, g):
                  n.shape, n.dtype, n.loc)
 
 
-RULES = (fold_constants, fold_scalar_broadcasts)
+def fold_boolean_select(n, g):
+    """select(p, broadcast(true), broadcast(false))  ==>  p   (np.tril(np.ones(.., bool)))"""
+    if n.op != "select" or n.dtype != np.dtype(bool) or n.operands[0].shape != n.shape:
+        return None
+    t, f = (_scalar_source(o) for o in n.operands[1:])
+    if t is None or f is None or not t.attrs["value"] or f.attrs["value"]:
+        return None
+    return n.operands[0]
+
+
+RULES = (fold_constants, fold_scalar_broadcasts, fold_boolean_select)
 
 
 def fold(graph: Graph) -> Graph:

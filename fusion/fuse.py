@@ -133,7 +133,7 @@ class Fuser:
                     sigs.add(e)
         if len(sigs) > MAX_SIGNATURES:
             return f"{p.op} is read through too many index maps"
-        why = duplicated(p, sigs, lambda o: o.op not in ("parameter", "constant"))
+        why = duplicated(p, sigs, lambda o: o.op not in ("parameter", "constant"), g.space)
         if why:
             return why
         if p.op in ops.REDUCTIONS:
