@@ -110,6 +110,8 @@ def getitem(x, key):
     if ix.idx is None:
         if y.ndim == 0 and not ix.has_ellipsis:
             return _view(y, True)  # a NumPy scalar: a copy, never a view
+        if y.scalar:  # s[...] of a NumPy scalar: a 0-d array
+            return _view(y, False)
         return y
     out = take_along(y, ix.idx, ix.axis)
     if ix.front:

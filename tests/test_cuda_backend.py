@@ -53,7 +53,8 @@ def _optimized(fn, specs):
 # ----------------------------------------------------------------------------- the simulator
 
 SIM_MODULES = (["tests/cuda_sim/test_sim_surface.py"],
-               ["tests/cuda_sim/test_sim_backend.py", "tests/cuda_sim/test_sim_examples.py"])
+               ["tests/cuda_sim/test_sim_backend.py", "tests/cuda_sim/test_sim_examples.py",
+                "tests/cuda_sim/test_sim_mutation.py"])
 
 
 def test_the_simulator_suite_passes():

@@ -22,8 +22,10 @@ from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
 from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
+from jitc.errors import UnsupportedError
 from jitc.fusion.contract import single_op_body
 from jitc.ir import Graph, Node
+from jitc.source import where
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
 
@@ -167,6 +169,10 @@ class _Builder:
             self.p.steps.append(Raise(IndexError, (
                 f"index out of bounds: gather from axis {n.attrs['axis']} of size 0")))
             return
+        if n.op == "scatter":
+            raise UnsupportedError(
+                f"cuda backend: a write through a traced index array (x[idx] = v, "
+                f"np.add.at) is not compiled for CUDA yet{where(n.loc)}; use backend='cpu'")
         body, sources = single_op_body(n)
         gen = reduction_kernel if n.op in ops.REDUCTIONS else loop_kernel
         self.launch(gen(body), [self.names[s] for s in sources], outs)
