@@ -10,7 +10,7 @@ import jitc
 from tests.conftest import BACKENDS
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
-NAMES = ["quickstart", "mlp", "layernorm", "attention", "lstm"]
+NAMES = ["quickstart", "mlp", "layernorm", "attention", "lstm", "inplace"]
 
 
 def load(name):
