@@ -31,6 +31,7 @@ class Case:
     rtol: float = 2e-4
     atol: float = 2e-5
     unit: str = "time"                # how to print the median ("time" or "us/call")
+    skip: dict | None = None          # implementation -> why it cannot run this code
 
 
 def _rng():
@@ -282,4 +283,103 @@ def w7(quick=False):
 
 
 # W6 (compile times) runs W2 in fresh processes: see run.py.
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7}
+
+# ---------------------------------------------------------------- W8 in-place updates
+
+def gray_scott_steps(U, V, steps=20, Du=0.16, Dv=0.08, F=0.035, k=0.065):
+    """Gray-Scott reaction-diffusion, updating the interiors of U and V in place."""
+    u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+    for _ in range(steps):
+        Lu = U[:-2, 1:-1] + U[1:-1, :-2] - 4 * u + U[1:-1, 2:] + U[2:, 1:-1]
+        Lv = V[:-2, 1:-1] + V[1:-1, :-2] - 4 * v + V[1:-1, 2:] + V[2:, 1:-1]
+        uvv = u * v * v
+        u += Du * Lu - uvv + F * (1 - u)
+        v += Dv * Lv + uvv - (F + k) * v
+    return U, V
+
+
+def _with_border(X, inner):
+    return np.concatenate((X[:1], np.concatenate((X[1:-1, :1], inner, X[1:-1, -1:]), axis=1),
+                           X[-1:]), axis=0)
+
+
+def gray_scott_functional(U, V, steps=20, Du=0.16, Dv=0.08, F=0.035, k=0.065):
+    """The same steps written without mutation: new arrays every step."""
+    for _ in range(steps):
+        u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]
+        Lu = U[:-2, 1:-1] + U[1:-1, :-2] - 4 * u + U[1:-1, 2:] + U[2:, 1:-1]
+        Lv = V[:-2, 1:-1] + V[1:-1, :-2] - 4 * v + V[1:-1, 2:] + V[2:, 1:-1]
+        uvv = u * v * v
+        U = _with_border(U, u + (Du * Lu - uvv + F * (1 - u)))
+        V = _with_border(V, v + (Dv * Lv + uvv - (F + k) * v))
+    return U, V
+
+
+def sgd_step(W1, b1, W2, b2, x, y, lr=0.1):
+    """One SGD step of a tanh MLP on the squared error, updating the weights in place."""
+    h = np.tanh(x @ W1 + b1)
+    err = h @ W2 + b2 - y
+    dh = (err @ W2.T) * (1 - h * h)
+    n = x.shape[0]
+    W2 -= lr * (h.T @ err) / n
+    b2 -= lr * err.sum(axis=0) / n
+    W1 -= lr * (x.T @ dh) / n
+    b1 -= lr * dh.sum(axis=0) / n
+    return W1, b1, W2, b2
+
+
+def sgd_functional(W1, b1, W2, b2, x, y, lr=0.1):
+    """The same step returning new weight arrays."""
+    h = np.tanh(x @ W1 + b1)
+    err = h @ W2 + b2 - y
+    dh = (err @ W2.T) * (1 - h * h)
+    n = x.shape[0]
+    return (W1 - lr * (x.T @ dh) / n, b1 - lr * dh.sum(axis=0) / n,
+            W2 - lr * (h.T @ err) / n, b2 - lr * err.sum(axis=0) / n)
+
+
+def _from_start(n_state):
+    """run(fn, *start, *state, *rest): reset the state arrays to `start`, then call fn on
+    them, so every call (and every implementation) computes the same step. The two copies
+    are timed too, for every implementation alike."""
+    def run(fn, *args):
+        start, state, rest = args[:n_state], args[n_state:2 * n_state], args[2 * n_state:]
+        for s, a in zip(start, state):
+            if isinstance(a, np.ndarray):  # JAX's device arrays are never written
+                np.copyto(a, s)
+        return fn(*state, *rest)
+    return run
+
+
+_IMMUTABLE = {"JAX": "JAX arrays are immutable: `u += ...` rebinds, the caller's arrays "
+                     "never change (the functional row is JAX's spelling)"}
+
+
+def w8(quick=False):
+    n = 128 if quick else 512
+    rng = _rng()
+    U = np.ones((n, n), F32) + 0.05 * rng.random((n, n), dtype=F32)
+    V = 0.05 * rng.random((n, n), dtype=F32)
+    V[n // 2 - 8:n // 2 + 8, n // 2 - 8:n // 2 + 8] = 0.25
+    stencil = (U, V, U.copy(), V.copy())
+    d_in, d_h, d_out, batch = (64, 128, 10, 32) if quick else (256, 512, 10, 64)
+    weights = (_normal(rng, (d_in, d_h), 0.05), np.zeros(d_h, F32),
+               _normal(rng, (d_h, d_out), 0.05), np.zeros(d_out, F32))
+    data = (_normal(rng, (batch, d_in)), _normal(rng, (batch, d_out)))
+    sgd = weights + tuple(w.copy() for w in weights) + data
+    return [
+        Case(f"W8 Gray-Scott in place, {n}x{n}, 20 steps", gray_scott_steps, stencil,
+             run=_from_start(2), rtol=1e-3, atol=1e-5, skip=_IMMUTABLE),
+        Case(f"W8 Gray-Scott functional, {n}x{n}, 20 steps", gray_scott_functional,
+             stencil, run=_from_start(2), rtol=1e-3, atol=1e-5, skip={
+                 "numba": "numba types f32 * a Python float as f64 (no NEP 50), so the loop "
+                          "rebinding U cannot unify f32 and f64 arrays; the in-place row is "
+                          "numba's spelling"}),
+        Case(f"W8 SGD step in place, MLP {d_in}-{d_h}-{d_out}", sgd_step, sgd,
+             run=_from_start(4), skip=_IMMUTABLE),
+        Case(f"W8 SGD step functional, MLP {d_in}-{d_h}-{d_out}", sgd_functional, sgd,
+             run=_from_start(4)),
+    ]
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8}

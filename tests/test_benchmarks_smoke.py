@@ -13,7 +13,7 @@ def test_benchmark_runner_quick(tmp_path):
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     out = p.stdout
-    for key in ("W1", "W2", "W3", "W4", "W5", "W6", "W7"):
+    for key in ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8"):
         assert f"== {key} " in out, f"no table for {key}:\n{out}"
     assert "copy bandwidth" in out and "jitc/NumPy" in out
     # jitc may fail a workload (the table says so); the runner's own peers must not.
