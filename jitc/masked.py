@@ -18,8 +18,8 @@ from jitc.source import user_loc, where
 def _data_dependent(what, loc=None):
     return UnsupportedError(
         f"{what} of x[mask] depends on how many elements the mask selects (a boolean mask "
-        f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a reduction over it), or assign "
-        "through it: x[mask] = f(x[mask])")
+        f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a "
+        "reduction over it), or assign through it: x[mask] = f(x[mask])")
 
 
 def same_mask(a, b, depth=16) -> bool:

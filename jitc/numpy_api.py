@@ -792,7 +792,9 @@ def round_(a, decimals=0, out=None):
     if decimals != 0 or out is not None:
         raise UnsupportedError(f"np.round: only decimals=0 is supported{where()}")
     a = _lifted(a)
-    return _mark(a, a.scalar) if a.dtype.kind == "i" else apply_ufunc(np.rint, (a,))  # bool: float16
+    if a.dtype.kind == "i":
+        return _mark(a, a.scalar)
+    return apply_ufunc(np.rint, (a,))  # bool: float16, as NumPy
 
 
 def astype(a, dtype):

@@ -10,8 +10,16 @@ from jitc import lax
 from jitc.errors import JitcError, ShapeError, UnsupportedError
 from jitc.mutation import assign
 from jitc.numpy_api import (
-    _broadcast_shapes, _dtype_key, _loop_dtypes, _shape, apply_ufunc, find_ctx, implements,
-    is_tracer, lift, normalize_axis,
+    _broadcast_shapes,
+    _dtype_key,
+    _loop_dtypes,
+    _shape,
+    apply_ufunc,
+    find_ctx,
+    implements,
+    is_tracer,
+    lift,
+    normalize_axis,
 )
 from jitc.source import where
 

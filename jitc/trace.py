@@ -12,10 +12,10 @@ import re
 import numpy as np
 
 from jitc import numpy_api as api
+from jitc.capture import Capture, Place
 from jitc.dtypes import check_supported
 from jitc.errors import TracerError, UnsupportedError
 from jitc.ir import Graph
-from jitc.capture import Capture, Place
 from jitc.mutation import Buffer
 from jitc.source import user_loc, where
 

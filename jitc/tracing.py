@@ -7,13 +7,13 @@ import threading
 import numpy as np
 
 from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
+from jitc.capture import DEPTH, Place, is_state_object
+from jitc.creation import creating_traced_arrays
 from jitc.dtypes import check_supported
 from jitc.masked import Masked
 from jitc.numpy_api import is_tracer
 from jitc.pytree import flatten, leaf_paths
 from jitc.specs import ShapeDtype
-from jitc.capture import DEPTH, Place, is_state_object
-from jitc.creation import creating_traced_arrays
 from jitc.trace import Retrace, TraceContext
 
 _ACTIVE_LOCK = threading.Lock()
