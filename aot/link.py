@@ -78,12 +78,13 @@ class ArrayArg:
 
     source: "param" (entry argument `index`), "result" (entry result `index`), "const"
     (plan constant `index`) or "temp" (`index` is a byte offset into the temp arena).
-    The shape may differ from the underlying param/result/constant's (a reshape) as long as
-    it fits in its bytes; the dtype must match."""
+    The shape may differ from the underlying param/result/constant's (a reshape) and start
+    `offset` bytes into it (a slice) as long as it fits in its bytes; the dtype must match."""
     source: str
     index: int
     shape: tuple
     dtype: np.dtype
+    offset: int = 0
 
     def __post_init__(self):
         if self.source not in _SOURCES:
@@ -359,8 +360,9 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                 size = c.nbytes
                 if c.dtype != a.dtype:
                     raise AotLinkError(f"{w}: constant {a.index} is {c.dtype}, not {a.dtype}")
-            if a.nbytes > size:
-                raise AotLinkError(f"{w}: {a.nbytes} bytes from a {a.source} of {size}")
+            if a.offset % a.dtype.itemsize or not 0 <= a.offset <= size - a.nbytes:
+                raise AotLinkError(f"{w}: bytes [{a.offset}, {a.offset + a.nbytes}) of a "
+                                   f"{a.source} of {size}")
 
 
 def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str) -> str:
@@ -408,6 +410,9 @@ def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str) -
                 data = consts[a.index]
             else:
                 data = b.gep(fn.args[-1], [ir.Constant(_I64, a.index)], inbounds=True,
+                             source_etype=_I8)
+            if a.offset:
+                data = b.gep(data, [ir.Constant(_I64, a.offset)], inbounds=True,
                              source_etype=_I8)
             itemsize = a.dtype.itemsize
             strides, s = [], itemsize

@@ -46,7 +46,8 @@ def plan_aot(graph: Graph, name: str) -> Program:
             if text not in sources:
                 sources.append(text)
             args = [ArrayArg(kernel.pointers[p].source, kernel.pointers[p].index, shape,
-                             kernel.pointers[p].dtype) for p, shape, _ in body.arrays]
+                             kernel.pointers[p].dtype, kernel.pointers[p].offset)
+                    for p, shape, _ in body.arrays]
             calls.append(KernelCall(f"k{sources.index(text)}",
                                     tuple(args) + (IntArg(0), IntArg(kernel.rows))))
     names = [f"k{i}" for i in range(len(sources))]

@@ -1,8 +1,9 @@
 """Buffer planning: where each materialized intermediate lives, in one arena per call.
 
 The top-level nodes of an optimized graph run in order; each compute node writes a buffer
-(a multi-output fusion one per element, named by its `get` nodes). A `reshape` is a bitcast:
-it shares its operand's buffer. A *storage class* is a set of values sharing one buffer; its
+(a multi-output fusion one per element, named by its `get` nodes). A view (a `reshape`, a
+contiguous slice of a parameter: fusion/views.py) writes nothing: it shares its operand's
+buffer. A *storage class* is a set of values sharing one buffer; its
 lifetime runs from the first definition to the last read of any member.
 
 - In place: a kernel overwrites an operand that dies at it, when it reads that operand only at
@@ -26,6 +27,7 @@ from jitc import ops
 from jitc.fusion.access import IDENT
 from jitc.fusion.contract import ContractError, infer_space, signatures
 from jitc.fusion.rewrite import nbytes
+from jitc.fusion.views import is_view
 from jitc.ir import Graph, Node
 
 ALIGN = 64
@@ -101,13 +103,13 @@ def plan_buffers(graph: Graph) -> BufferPlan:
     position = {n: i for i, n in enumerate(graph.nodes)}
     users = graph.users()
     classes = _Classes()
-    values: list[Node] = []  # every array value a kernel writes or a reshape names
+    values: list[Node] = []  # every array value a kernel writes or a view names
     for n in graph.nodes:
         if n.tuple_types is not None:
             continue  # its elements are the `get` nodes
         values.append(n)
         classes.find(n)
-        if n.op == "reshape":
+        if is_view(n):
             classes.union(n.operands[0], n)
 
     def last_use(v: Node) -> int:
@@ -135,7 +137,7 @@ def plan_buffers(graph: Graph) -> BufferPlan:
         members_of.setdefault(classes.find(v), []).append(v)
 
     for n in graph.nodes:  # in place: n takes over an operand that dies at n
-        if n.op in EXTERNAL or n.op in ("reshape", "get") or n.tuple_types is not None:
+        if n.op in EXTERNAL or n.op == "get" or is_view(n) or n.tuple_types is not None:
             continue
         i = position[n]
         for o in dict.fromkeys(n.operands):
@@ -204,17 +206,17 @@ def can_write_into_parameter(graph: Graph, param_index: int, output_index: int) 
     position = {n: i for i, n in enumerate(graph.nodes)}
     users = graph.users()
     members = [o] + [x for x, k in plan.in_outputs.items() if k == output_index]
-    writers = {x.operands[0] if x.op == "get" else x for x in members if x.op != "reshape"}
+    writers = {x.operands[0] if x.op == "get" else x for x in members if not is_view(x)}
     if not writers:
         return False
     first = min(writers, key=position.__getitem__)
-    views, stack = {p}, [p]  # a reshape is the parameter's bytes under another shape
+    views, stack = {p}, [p]  # reshapes and slices naming the parameter's bytes
     while stack:
         for u in users[stack.pop()]:
-            if u.op == "reshape" and u not in views:
+            if is_view(u) and u not in views:
                 views.add(u)
                 stack.append(u)
-    readers = {u for v in views for u in users[v] if u.op != "reshape"}
+    readers = {u for v in views for u in users[v] if not is_view(u)}
     last_read = max((position[u] for u in readers), default=-1)
     if position[first] > last_read:
         return True

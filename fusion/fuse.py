@@ -38,6 +38,7 @@ from jitc.fusion.contract import (
     signatures,
 )
 from jitc.fusion.rewrite import numel
+from jitc.fusion.views import external_view
 from jitc.ir import Graph, Node
 
 CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {
@@ -200,6 +201,10 @@ class Fuser:
                 for g in self.groups_of.get(u, ()):
                     if g not in readers:
                         readers.append(g)
+            if external_view(n) is not None:
+                self._materialize(n, readers, reason="a contiguous slice of a parameter or "
+                                  "constant: read in place, no copy")
+                continue
             why = self._must_materialize(n)
             if why is None and len(readers) == 1:
                 why = self.try_join(readers[0], n)

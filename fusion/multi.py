@@ -16,7 +16,8 @@ A merge happens only when the merged body obeys the contract (fusion/contract.py
 iteration space S, same R if reducing) and creates no cycle. Identical subcomputations of
 the merged parts are shared (CSE inside the body) when that keeps the contract. Results read
 outside the merged kernel are its outputs, read through `get` when there are several. Dots,
-reshapes (free bitcasts) and kernels that are already multi-output are left alone.
+views (reshapes, contiguous slices of parameters: fusion/views.py) and kernels that are
+already multi-output are left alone.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import heapq
 from jitc.fusion.contract import BODY_OPS, ContractError, check_region, single_op_body
 from jitc.fusion.cse import cse
 from jitc.fusion.rewrite import nbytes, numel
+from jitc.fusion.views import is_view
 from jitc.ir import Graph, Node
 
 MIN_SHARED_BYTES = 64  # a shared input smaller than this is not worth a sibling merge
@@ -36,7 +38,7 @@ def _candidate(n: Node) -> bool:
         return False  # already multi-output: read through `get`, left alone
     if n.op == "fusion":
         return n.attrs["kind"] in ("loop", "reduction", "multi", "dot")
-    return n.op in BODY_OPS and n.op != "reshape" and numel(n) > 0 and \
+    return n.op in BODY_OPS and not is_view(n) and numel(n) > 0 and \
         all(numel(o) > 0 for o in n.operands)
 
 

@@ -4,7 +4,8 @@
 - fusions: fusion nodes;
 - kernels: launches per call. A fusion or a single op is one kernel; a dot is a library
   call (one launch); a dot fusion is the dot plus its epilogue kernel (two). parameter,
-  constant, get and reshape (a bitcast) launch nothing;
+  constant, get and views (a reshape, a slice of a parameter: fusion/views.py) launch
+  nothing;
 - library_calls: the dots among the launches;
 - temp_bytes: the arena of intermediates after buffer planning (fusion/buffers.py), i.e. the
   peak bytes of intermediates materialized per call.
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 from jitc.fusion.buffers import plan_buffers
+from jitc.fusion.views import is_view
 from jitc.ir import Graph, Node
 
 # Top-level ops that launch nothing: they name memory or are folded into addressing.
@@ -20,7 +22,7 @@ FREE = frozenset({"parameter", "constant", "get", "reshape"})
 
 
 def launches(n: Node) -> int:
-    if n.op in FREE:
+    if n.op in FREE or is_view(n):
         return 0
     if n.op == "fusion" and n.attrs.get("kind") == "dot":
         return 2

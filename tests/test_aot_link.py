@@ -356,8 +356,13 @@ def test_plan_mismatches_are_reported():
         build_object({"k": add_bcast}, bad_dtype, "host")
     too_big = EntryPlan("one", plan.params, plan.results, (), 0, (KernelCall("k", (
         ArrayArg("param", 0, (16,), F32), ArrayArg("result", 0, (8,), F32), IntArg(8))),))
-    with pytest.raises(AotLinkError, match="bytes from a param"):
+    with pytest.raises(AotLinkError, match=r"bytes \[0, 64\) of a param of 32"):
         build_object({"k": uses_exp}, too_big, "host")
+    past_end = EntryPlan("one", plan.params, plan.results, (), 0, (KernelCall("k", (
+        ArrayArg("param", 0, (8,), F32, offset=4), ArrayArg("result", 0, (8,), F32),
+        IntArg(8))),))
+    with pytest.raises(AotLinkError, match=r"bytes \[4, 36\) of a param of 32"):
+        build_object({"k": uses_exp}, past_end, "host")
     with pytest.raises(AotLinkError, match="outside the arena"):
         build_object({"k": uses_exp}, EntryPlan("one", plan.params, (), (), 16, (KernelCall(
             "k", (ArrayArg("param", 0, (8,), F32), ArrayArg("temp", 0, (8,), F32),

@@ -67,7 +67,7 @@ class Emitted:
         header = [launcher] + self.slots[1:]
         pointers = list(self.pointers)
         for at, k in self.constant_pointers:
-            pointers[at] = constants[k].ctypes.data
+            pointers[at] += constants[k].ctypes.data  # plus the view's offset
         return np.array(header + [v for e in launches for v in e] + pointers + self.packs,
                         np.int64)
 
@@ -192,7 +192,7 @@ def emit(program: Program) -> Emitted:
                 constant_pointers.append((len(pointers) + 2, buf.index))
             temp = buf.source in ("temp", "const")
             pointers += [at + j, base_of[buf.source] + (0 if temp else buf.index),
-                         buf.index if temp else 0]
+                         (buf.index if buf.source == "temp" else 0) + buf.offset]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
         kind = _KIND[kernel.error] if kernel.error else 3
         launches.append([0, at, kernel.rows, kernel.work, kind])  # address filled at run time

@@ -30,6 +30,7 @@ from jitc.backends.cpu.scatter import scatter_source
 from jitc.errors import JitcError
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
+from jitc.fusion.views import block_offset, external_view, is_view
 from jitc.ir import Graph, Node
 
 ALIGN = 64
@@ -42,19 +43,22 @@ class PlanError(JitcError):
 
 @dataclass(frozen=True)
 class Buf:
-    """Where an array lives: entry parameter / result / constant `index`, or `index` bytes
-    into the temp arena. A view may have a shape other than its buffer's (a reshape)."""
+    """Where an array lives: `offset` bytes into entry parameter / result / constant
+    `index`, or `index` bytes into the temp arena. A view may have a shape other than its
+    buffer's (a reshape) and an offset (a contiguous slice of a parameter or constant)."""
     source: str
     index: int
     shape: tuple
     dtype: np.dtype
+    offset: int = 0
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
-    def viewed(self, shape) -> Buf:
-        return Buf(self.source, self.index, tuple(shape), self.dtype)
+    def viewed(self, shape, offset: int = 0) -> Buf:
+        """The same bytes as `shape`, starting `offset` bytes further in."""
+        return Buf(self.source, self.index, tuple(shape), self.dtype, self.offset + offset)
 
 
 @dataclass
@@ -109,9 +113,9 @@ class _KernelBuilder:
         self.error = None
 
     def pointer(self, buf: Buf) -> int:
-        key = (buf.source, buf.index)
+        key = (buf.source, buf.index, buf.offset)
         for k, p in enumerate(self.pointers):
-            if (p.source, p.index) == key:
+            if (p.source, p.index, p.offset) == key:
                 return k
         self.pointers.append(buf)
         return len(self.pointers) - 1
@@ -176,6 +180,8 @@ class Planner:
             return Buf("const", self._const(n.attrs["value"]), n.shape, n.dtype)
         if n.op == "reshape":
             return self.loc[n.operands[0]].viewed(n.shape)
+        if external_view(n) is not None:
+            return self.loc[n.operands[0]].viewed(n.shape, block_offset(n) * n.dtype.itemsize)
         root = self.find(n)
         if root in self.result_of:
             return Buf("result", self.result_of[root], n.shape, n.dtype)
@@ -313,8 +319,8 @@ class Planner:
         size, m = base.shape[axis], idx.size
         src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
         kb = _KernelBuilder()
-        kb.add(scatter_source(n.attrs["mode"], n.dtype, (src.source, src.index) !=
-                              (dst.source, dst.index)),
+        kb.add(scatter_source(n.attrs["mode"], n.dtype, (src.source, src.index, src.offset)
+                              != (dst.source, dst.index, dst.offset)),
                [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
         kb.error = SCATTER_ERROR
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
@@ -335,7 +341,7 @@ class Planner:
             if n.tuple_types is None:
                 self.loc[n] = self._place(n)
         for n in g.nodes:
-            if n.op in ("parameter", "constant", "get", "reshape"):
+            if n.op in ("parameter", "constant", "get") or is_view(n):
                 continue
             outs = self._outputs_of(n, gets)
             if n.op == "fusion":

@@ -82,6 +82,8 @@ class CudaExecutable:
                             dev.upload(np.asarray(a, dtype=b.dtype)))
             elif b.kind == "const":
                 bufs.append(self._constant(len(bufs), b))
+            elif b.kind == "view":
+                bufs.append(bufs[b.index][b.offset:b.offset + b.size])
             else:
                 bufs.append(dev.empty(b.size, b.dtype))
         err = dev.zeros_int32(1) if self.uses_err else None

@@ -4,8 +4,8 @@ Nothing here touches a GPU or numba.cuda: a Program is plain data (kernel source
 sizes, argument lists), so PTX for every kernel can be made on a machine without a GPU.
 
 Top-level nodes map as the fusion contract says: parameters and constants are buffers; `get`
-and `reshape` name an existing buffer (every buffer is flat and C-ordered, so a reshape is
-free); a fusion or a single op is one kernel (loop, reduction or dot). A dot fusion whose
+and views (`reshape`, a contiguous slice of a parameter: fusion/views.py) name an existing
+buffer or a range of it (every buffer is flat and C-ordered, so a view is free); a fusion or a single op is one kernel (loop, reduction or dot). A dot fusion whose
 epilogue reduces rows (softmax after a matmul) runs as the dot into a temporary, then the
 epilogue as a row kernel. With `library_dots` (a GPU with CuPy), large float dots go to
 cuBLAS through cupy.matmul and their epilogue is the following kernel.
@@ -24,6 +24,7 @@ from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.errors import UnsupportedError
 from jitc.fusion.contract import single_op_body
+from jitc.fusion.views import block_offset, external_view
 from jitc.ir import Graph, Node
 from jitc.source import where
 
@@ -32,13 +33,15 @@ LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a 
 
 @dataclass
 class Buffer:
-    """kind: "param" (index = the argument), "const" (value), "temp"."""
+    """kind: "param" (index = the argument), "const" (value), "temp", or "view": `size`
+    elements from element `offset` of buffer `index` (a slice of a parameter or constant)."""
 
     size: int
     dtype: np.dtype
     kind: str
     index: int = -1
     value: np.ndarray | None = None
+    offset: int = 0
 
 
 @dataclass
@@ -82,6 +85,13 @@ class Program:
             if isinstance(s, Launch):
                 seen.setdefault(s.kernel.name, s.kernel)
         return list(seen.values())
+
+
+def _aliases_input(n: Node) -> bool:
+    """Does n name a parameter's or constant's bytes (so a result must copy them)?"""
+    while n.op == "reshape":
+        n = n.operands[0]
+    return n.op in ("parameter", "constant") or external_view(n) is not None
 
 
 def _size(shape) -> int:
@@ -144,6 +154,10 @@ class _Builder:
                 self.names[n] = self.names[n.operands[0]][n.attrs["index"]]
             elif n.op == "reshape":
                 self.names[n] = self.names[n.operands[0]]
+            elif external_view(n) is not None:
+                self.names[n] = self.buffer(n.shape, n.dtype, "view",
+                                            index=self.names[n.operands[0]],
+                                            offset=block_offset(n))
             elif n.op == "fusion":
                 self.fusion(n)
             elif n.op == "dot_general":
@@ -154,10 +168,7 @@ class _Builder:
         for o in self.graph.outputs:
             self.p.outputs.append(self.names[o])
             self.p.output_shapes.append(o.shape)
-            base = o
-            while base.op == "reshape":
-                base = base.operands[0]
-            self.p.output_aliases_input.append(base.op in ("parameter", "constant"))
+            self.p.output_aliases_input.append(_aliases_input(o))
         return self.p
 
     def launch(self, kernel: Kernel, inputs, outputs):

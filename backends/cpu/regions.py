@@ -1,0 +1,79 @@
+"""Split a loop kernel's iteration space where its outputs are concatenates.
+
+A write into part of an array (`u[1:-1, 1:-1] += ...`, lowered by fusion/expand.py) is a
+concatenate of the untouched border and the new interior. Evaluated element by element, the
+concatenate is a branch per element that keeps the loop from vectorizing. Instead the space
+is cut into cells where every output reads one operand of each concatenate: rows choose
+their cell once per row, and each cell along the last axis is a loop of its own, with no
+branch inside.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from jitc.ir import Node
+
+MAX_CELLS = 64  # beyond this many cells, the per-element branch is kept (code size)
+
+
+@dataclass(frozen=True)
+class Box:
+    """The part of an output computed by `leaf`, starting at `start` (one per dim)."""
+    start: tuple
+    leaf: Node
+
+    def covers(self, lo: tuple) -> bool:
+        return all(s <= x < s + d for s, x, d in zip(self.start, lo, self.leaf.shape))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A box of the iteration space, [lo, hi) per dim, and the Box each output reads there."""
+    lo: tuple
+    hi: tuple
+    boxes: tuple
+
+
+def boxes_of(out: Node) -> list[Box]:
+    """An output as the leaves of its nested concatenates, each with its start."""
+    boxes, stack = [], [Box((0,) * out.ndim, out)]
+    while stack:
+        box = stack.pop()
+        n = box.leaf
+        if n.op != "concatenate":
+            boxes.append(box)
+            continue
+        dim, offset = n.attrs["dimension"], 0
+        for part in n.operands:
+            start = list(box.start)
+            start[dim] += offset
+            stack.append(Box(tuple(start), part))
+            offset += part.shape[dim]
+    return boxes
+
+
+def cells(outputs: list[Node], shape: tuple) -> list[Cell] | None:
+    """The cells of `shape` where every output reads one leaf; None when no output is a
+    concatenate (nothing to split) or there would be too many cells."""
+    if not any(o.op == "concatenate" for o in outputs) or 0 in shape:
+        return None
+    per_output = [boxes_of(o) for o in outputs]
+    cuts = []
+    for d, size in enumerate(shape):
+        points = {0, size}
+        for boxes in per_output:
+            for b in boxes:
+                points |= {b.start[d], b.start[d] + b.leaf.shape[d]}
+        points = sorted(p for p in points if 0 <= p <= size)
+        cuts.append(list(zip(points, points[1:])))
+    if len(list(itertools.product(*cuts))) > MAX_CELLS:
+        return None
+    result = []
+    for ranges in itertools.product(*cuts):
+        lo = tuple(a for a, _ in ranges)
+        hi = tuple(b for _, b in ranges)
+        result.append(Cell(lo, hi, tuple(next(b for b in boxes if b.covers(lo))
+                                         for boxes in per_output)))
+    return result
