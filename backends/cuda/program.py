@@ -5,8 +5,9 @@ sizes, argument lists), so PTX for every kernel can be made on a machine without
 
 Top-level nodes map as the fusion contract says: parameters and constants are buffers; `get`
 and views (`reshape`, a contiguous slice of a parameter: fusion/views.py) name an existing
-buffer or a range of it (every buffer is flat and C-ordered, so a view is free); a fusion or a single op is one kernel (loop, reduction or dot). A dot fusion whose
-epilogue reduces rows (softmax after a matmul) runs as the dot into a temporary, then the
+buffer or a range of it (every buffer is flat and C-ordered, so a view is free); a fusion
+or a single op is one kernel (loop, reduction or dot). A dot fusion whose epilogue reduces
+rows (softmax after a matmul) runs as the dot into a temporary, then the
 epilogue as a row kernel. With `library_dots` (a GPU with CuPy), large float dots go to
 cuBLAS through cupy.matmul and their epilogue is the following kernel.
 """
