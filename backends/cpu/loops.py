@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jitc import ops
+from jitc.backends.cpu import regions
 from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
@@ -348,7 +349,7 @@ class LoopKernel:
         key = (arr, head, offset)
         if key not in self.row_slices:
             tail = [f"{offset}:"] if offset else []
-            self.row_slices[key] = (f"{arr}_r{len(self.row_slices)}",
+            self.row_slices[key] = (self.w.fresh(f"{arr}_r"),
                                     f"{arr}[{', '.join(list(head) + tail)}]")
         return f"{self.row_slices[key][0]}[{v}]"
 
@@ -417,6 +418,7 @@ class LoopKernel:
         outs = [self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
                 for k in range(len(body.outputs))]
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
+        cells = None if self.reduces or self.flat else regions.cells(body.outputs, self.shape)
         body_start = len(w.lines)
 
         if self.flat:  # rows are elements: each array is read through its [lo:hi] slice
@@ -450,6 +452,9 @@ class LoopKernel:
             writes = [(k, o) for k, o in enumerate(body.outputs)
                       if s == final and self._output_index(o)[1]]
             if not ready and not writes:
+                continue
+            if cells is not None:  # no reductions: the one stage writes every output
+                self._write_cells(cells, outs)
                 continue
             depth = w.depth
             if not self.flat:
@@ -494,6 +499,55 @@ class LoopKernel:
         work = int(np.prod(self.shape, dtype=np.int64))
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs), out_args,
                             self.rows, work, self.raises, scratch)
+
+    def _write_cells(self, cells, outs):
+        """Write outputs that are concatenates cell by cell (regions.py): a row picks its
+        cells with one test, and each cell along the last axis is a loop with no branch."""
+        w = self.w
+        rows: dict = {}
+        for c in cells:
+            rows.setdefault(tuple((c.lo[d], c.hi[d]) for d in self.outer), []).append(c)
+        for r, (ranges, group) in enumerate(rows.items()):
+            if len(rows) > 1:
+                tests = [f"{self.sz(lo)} <= {self.index[d]}"
+                         for d, (lo, _) in zip(self.outer, ranges) if lo > 0]
+                tests += [f"{self.index[d]} < {self.sz(hi)}"
+                          for d, (_, hi) in zip(self.outer, ranges) if hi < self.shape[d]]
+                w.line("else:" if r == len(rows) - 1 else
+                       f"{'elif' if r else 'if'} {' and '.join(tests)}:")
+                w.depth += 1
+            for c in group:
+                self._write_cell(c, outs)
+            if len(rows) > 1:
+                w.depth -= 1
+
+    def _write_cell(self, cell, outs):
+        """One cell's loop over the last axis; each output reads the operand covering it."""
+        w = self.w
+        last = self.inner[-1]
+        v = self.index[last]
+
+        def shifted(i, by):
+            return i if by == 0 else f"({i} - {self.sz(by)})"
+
+        def plus(at):
+            return v if at == 0 else f"{self.sz(at)} + {v}"
+
+        start, saved = len(w.lines), self.row_slices
+        self.row_slices = {}  # row slices are taken inside the cell: rows of its leaves
+        lo, hi = cell.lo[last], cell.hi[last]
+        w.line(f"for {v} in range({self.sz(hi - lo)}):")
+        w.depth += 1
+        memo: dict = {}
+        for k, box in enumerate(cell.boxes):
+            head = tuple(self.index[d] for d in self.outer)
+            sub = tuple(shifted(self.index[d], box.start[d]) for d in self.outer)
+            value = self.value(box.leaf, sub + (plus(lo - box.start[last]),), memo)
+            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {value}")
+        w.depth -= 1
+        w.lines[start:start] = ["    " * w.depth + f"{name} = {expr}"
+                                for name, expr in self.row_slices.values()]
+        self.row_slices = saved
 
     def _arg_update(self, r, v):
         w = self.w

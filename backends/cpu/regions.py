@@ -11,6 +11,7 @@ branch inside.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 from jitc.ir import Node
@@ -68,7 +69,7 @@ def cells(outputs: list[Node], shape: tuple) -> list[Cell] | None:
                 points |= {b.start[d], b.start[d] + b.leaf.shape[d]}
         points = sorted(p for p in points if 0 <= p <= size)
         cuts.append(list(zip(points, points[1:])))
-    if len(list(itertools.product(*cuts))) > MAX_CELLS:
+    if math.prod(len(c) for c in cuts) > MAX_CELLS:
         return None
     result = []
     for ranges in itertools.product(*cuts):
