@@ -10,6 +10,7 @@ from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.capture import DEPTH, Place, is_state_object
 from jitc.creation import creating_traced_arrays
 from jitc.dtypes import check_supported
+from jitc.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.masked import Masked
 from jitc.numpy_api import is_tracer
 from jitc.pytree import flatten, leaf_paths
@@ -95,6 +96,10 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     call_kw = {k: v if k in jitted._static_names else _replace(v, it)
                for k, v in sorted(kwargs.items())}
     fun = capture.function(jitted.fun)
+    copies = argument_containers(
+        {positional[i] if i < len(positional) else f"args[{i}]": a
+         for i, a in enumerate(call_args) if a is not args[i]} |
+        {k: v for k, v in call_kw.items() if v is not kwargs[k]})
     with _ACTIVE_LOCK:
         TRACES_ACTIVE[0] += 1
     try:
@@ -104,6 +109,8 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
         with _ACTIVE_LOCK:
             TRACES_ACTIVE[0] -= 1
     written_places, rebound = capture.effects()
+    check_unchanged(copies)
+    check_no_leaks(jitted.fun, args, kwargs, jitted._param_names, ctx)
     out_leaves, out_tree = flatten(out)
     output_of: dict = {}  # node -> its graph output: a value returned twice is one array
 
