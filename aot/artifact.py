@@ -44,7 +44,9 @@ class Artifact:
     object: bytes
     program: Program
     arg_names: list
-    outputs: list  # (result index, 0-d scalar?) per returned value
+    # per returned value: ("res", result index, 0-d scalar?); ("arg", k): the caller's
+    # argument k itself (written in place); ("copy", k, scalar): a copy of what it holds
+    outputs: list
     single: bool  # the function returns one value, not a tuple
     function: object = field(repr=False)  # the Python function, NumPy's oracle
     origin: str = ""
@@ -75,7 +77,8 @@ class Artifact:
         return format_report(self.size_report())
 
     def golden(self, seed: int = 0):
-        """(inputs, results) with results computed by NumPy running the Python function."""
+        """(inputs, results, written) computed by NumPy running the Python function; written:
+        {argument index: its contents after the call} for the in-out arguments."""
         rng = np.random.default_rng(seed)
         inputs = []
         for shape, dtype in self.plan.params:
@@ -87,14 +90,16 @@ class Artifact:
             else:
                 a = rng.integers(-100, 100, shape).astype(dtype)
             inputs.append(np.asarray(a, dtype))
+        args = [a.copy() for a in inputs]
         with np.errstate(all="ignore"):
-            out = self.function(*[a.copy() for a in inputs])
+            out = self.function(*args)
         leaves, _ = flatten(out)
         results = [None] * len(self.plan.results)
-        for (k, _), leaf in zip(self.outputs, leaves):
-            shape, dtype = self.plan.results[k]
-            results[k] = np.asarray(leaf).astype(dtype).reshape(shape)
-        return inputs, results
+        for spec, leaf in zip(self.outputs, leaves):
+            if spec[0] == "res":
+                shape, dtype = self.plan.results[spec[1]]
+                results[spec[1]] = np.asarray(leaf).astype(dtype).reshape(shape)
+        return inputs, results, {k: args[k] for k in self.plan.inout}
 
     def is_host(self) -> bool:
         host = llvm.get_process_triple().split("-")[0]
@@ -129,8 +134,9 @@ class Artifact:
             paths["library"] = so
         put("size", f"{n}.size.json", json.dumps(self.size_report(), indent=1) + "\n")
         if emit_test:
-            inputs, results = self.golden()
-            put("test", f"{n}_test.c", c_emit.test_program(self.plan, inputs, results))
+            inputs, results, written = self.golden()
+            put("test", f"{n}_test.c",
+                c_emit.test_program(self.plan, inputs, results, written))
         return paths
 
 
@@ -152,9 +158,39 @@ def _specs(specs):
 
 def _written(lowered, target) -> str:
     kind, at = target
-    if kind == "arg":
-        return f"its argument {lowered.arg_names[at]!r}"
     return lowered.captured[at][0].name if kind == "captured" else at.name
+
+
+def _outputs(lowered, written: dict, visible: list, name: str) -> list:
+    """Artifact.outputs: where each returned value comes from."""
+    leaf_of = {k: leaf for leaf, k in written.items()}
+    outputs = []
+    for s in lowered.out_specs:
+        if s[0] == "arg":
+            outputs.append(("arg", s[1]))
+        elif s[0] != "graph":
+            raise AotLinkError(f"{name}: the function returns a Python value ({s[1]!r}) "
+                               f"that does not depend on its arguments; AOT returns arrays")
+        elif s[1] in leaf_of:  # also the new contents of an in-out argument
+            outputs.append(("copy", leaf_of[s[1]], bool(s[2])))
+        else:
+            outputs.append(("res", visible.index(s[1]), bool(s[2])))
+    return outputs
+
+
+def _writes_directly(graph, param: int, output: int) -> bool:
+    """Can the in-out output be computed straight into its argument? Not when another
+    output still names the argument's old bytes (it is copied out after the kernels)."""
+    from jitc.fusion.buffers import can_write_into_parameter
+    from jitc.fusion.views import is_view
+
+    p = graph.params[param]
+    for o in graph.outputs:
+        while is_view(o):
+            o = o.operands[0]
+        if o is p:
+            return False
+    return can_write_into_parameter(graph, param, output)
 
 
 def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str = "generic",
@@ -171,22 +207,22 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     name = name or jitted.__name__
     say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
     lowered = jitted.lower(*_specs(specs))
-    if lowered.writebacks:
-        written = ", ".join(_written(lowered, t) for t, _ in lowered.writebacks)
-        raise AotLinkError(f"{name}: the function writes into {written}; AOT modules do not "
-                           f"write into their inputs or captured arrays yet")
-    lowered = lowered.with_captures_baked().with_arguments_computed()
+    captured = [t for t, _ in lowered.writebacks if t[0] != "arg"]
+    if captured:
+        raise AotLinkError(f"{name}: the function writes into "
+                           f"{', '.join(_written(lowered, t) for t in captured)}; captured "
+                           f"arrays are read-only data in an AOT module: pass the array as "
+                           f"an argument to write it (an in-out pointer)")
+    written = {t[1]: k for t, k in lowered.writebacks}  # argument -> its new contents
+    lowered = lowered.with_captures_baked().with_arguments_computed(keep=written)
     if any(weak for _, _, weak in lowered.arg_types):
         raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
-    outputs = []
-    for s in lowered.out_specs:
-        if s[0] != "graph":
-            raise AotLinkError(f"{name}: the function returns a Python value ({s[1]!r}) "
-                               f"that does not depend on its arguments; AOT returns arrays")
-        outputs.append((s[1], bool(s[2])))
+    visible = [k for k in range(len(lowered.graph.outputs)) if k not in written.values()]
+    outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
     graph = optimize(lowered.graph)
-    program = plan_aot(graph, name)
+    inout = {k: (leaf, _writes_directly(graph, leaf, k)) for leaf, k in written.items()}
+    program = plan_aot(graph, name, inout)
     triple = resolve_triple(target)
     cpu = resolve_cpu(target, cpu)
     say(f"compiling {len(set(map(id, program.kernels.values())))} kernels "

@@ -117,13 +117,15 @@ class EntryPlan:
 
     params/results: ((shape, dtype), ...); constants: arrays frozen into read-only data;
     temp_bytes: size of the caller's temp arena (`NAME_temp_bytes()` returns it; the arena
-    must be aligned to the largest itemsize used in it, e.g. from malloc); calls: in order."""
+    must be aligned to the largest itemsize used in it, e.g. from malloc); calls: in order;
+    inout: the arguments the call writes (`T* argK`, not const: the function wrote them)."""
     name: str
     params: tuple
     results: tuple
     constants: tuple
     temp_bytes: int
     calls: tuple
+    inout: tuple = ()
 
 
 # --------------------------------------------------------------------------- numba -> IR
@@ -575,7 +577,8 @@ def _c_type(dtype) -> str:
 def c_prototypes(plan: EntryPlan) -> str:
     """The C declarations of the two exported functions (needs stdint.h, stdbool.h,
     stddef.h)."""
-    args = [f"const {_c_type(d)}* arg{k}" for k, (_, d) in enumerate(plan.params)]
+    args = [f"{'' if k in plan.inout else 'const '}{_c_type(d)}* arg{k}"
+            for k, (_, d) in enumerate(plan.params)]
     args += [f"{_c_type(d)}* res{k}" for k, (_, d) in enumerate(plan.results)]
     args.append("void* temp")
     return (f"int {plan.name}({', '.join(args)});\n"

@@ -2,7 +2,9 @@
 
 It checks every argument (ndarray, dtype, shape) and raises ValueError naming the argument,
 so a mistake is an exception, never a crash in C; non-contiguous or misaligned inputs are
-copied. Results are fresh arrays; the temp arena is one per thread, reused.
+copied. Results are fresh arrays; an in-out argument (one the function writes) is written in
+the caller's array, as NumPy would, and returned as itself where the function returns it.
+The temp arena is one per thread, reused.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ __all__ = ["{name}", "ARGS", "RESULTS", "TEMP_BYTES"]
 
 ARGS = {args!r}  # (name, shape, dtype) per argument
 RESULTS = {results!r}  # (shape, dtype) per result of the C entry
-OUTPUTS = {outputs!r}  # (result index, 0-d scalar?) per returned value
+OUTPUTS = {outputs!r}  # per returned value: ("res", k, scalar), ("arg", k), ("copy", k, scalar)
+INOUT = {inout!r}  # the arguments the function writes
 SINGLE = {single!r}  # one returned value, not a tuple
 TEMP_BYTES = {temp_bytes}
 
@@ -124,6 +127,16 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
             "    except TypeError:",
             f"        p{k}, a{k} = _address(a{k}, {k})",
         ]
+    for k in plan.inout:
+        others = [f"arrays[{j}]" for j in range(n) if j != k]
+        lines += [f"    if not arrays[{k}].flags.writeable:",
+                  f"        raise ValueError(f\"{name}: argument {arg_names[k]!r} is written "
+                  f"by the function (in-out) but is read-only\")"]
+        if others:
+            lines += [f"    if any(np.may_share_memory(arrays[{k}], b) for b in "
+                      f"({', '.join(others)},)):",
+                      f"        raise ValueError(f\"{name}: argument {arg_names[k]!r} is "
+                      f"written by the function and shares memory with another argument\")"]
     for k, (shape, _) in enumerate(plan.results):
         lines.append(f"    r{k} = _empty(_rshapes[{k}], _rdtypes[{k}])")
         size = int(np.prod(shape, dtype=np.int64))
@@ -137,7 +150,17 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
     lines += [f"    status = _entry({', '.join(ptrs)})", "    if status:",
               f'        raise RuntimeError(f"{name}: the compiled code failed with status '
               f'{{status}} (an index out of bounds?)")']
-    values = [f"r{k}[()]" if scalar else f"r{k}" for k, scalar in outputs]
+    for k in plan.inout:  # the caller's array, where the call wrote a copy of it
+        lines += [f"    if a{k} is not arrays[{k}]:", f"        arrays[{k}][...] = a{k}"]
+    values = []
+    for spec in outputs:
+        if spec[0] == "res":
+            values.append(f"r{spec[1]}[()]" if spec[2] else f"r{spec[1]}")
+        elif spec[0] == "arg":
+            values.append(f"arrays[{spec[1]}]")
+        else:
+            values.append(f"arrays[{spec[1]}][()]" if spec[2] else
+                          f"arrays[{spec[1]}].copy()")
     if single:
         lines.append(f"    return {values[0]}")
     else:
@@ -146,7 +169,7 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
 
 
 def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str) -> str:
-    """outputs: (result index, scalar) per value the function returns."""
+    """outputs: Artifact.outputs, where each value the function returns comes from."""
     args = tuple((n, tuple(s), str(d)) for n, (s, d) in zip(arg_names, plan.params))
     results = tuple((tuple(s), str(d)) for s, d in plan.results)
     call = f"out = {plan.name}({', '.join(arg_names)})"
@@ -155,6 +178,7 @@ def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str
            + "; numpy arrays of exactly the compiled dtypes and shapes")
     text = TEMPLATE.format(
         name=plan.name, origin=origin, call=call, args=args, results=results,
-        outputs=tuple(outputs), single=single, temp_bytes=plan.temp_bytes,
+        outputs=tuple(outputs), inout=tuple(plan.inout), single=single,
+        temp_bytes=plan.temp_bytes,
         n_ptrs=len(plan.params) + len(plan.results) + 1, function="{function}")
     return text.replace("{function}", _function(plan, arg_names, outputs, single, doc))

@@ -35,9 +35,10 @@ def _static(source: str, sizes: list) -> str:
     return re.sub(r"^(def \w+\(.*?), n\):", r"\1):", source, flags=re.M)
 
 
-def plan_aot(graph: Graph, name: str) -> Program:
-    """The kernels and the entry plan of an optimized (fused) graph."""
-    program = plan_program(graph, name, target="aot")
+def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
+    """The kernels and the entry plan of an optimized (fused) graph; `inout` (output index
+    -> (parameter, direct)) names the outputs written back into in-out arguments."""
+    program = plan_program(graph, name, target="aot", inout=inout)
     sources: list[str] = []  # distinct static bodies; kernel k is sources[k]
     calls = []
     for kernel in program.kernels:
@@ -59,7 +60,7 @@ def plan_aot(graph: Graph, name: str) -> Program:
     plan = EntryPlan(name=name,
                      params=tuple(program.params), results=tuple(program.results),
                      constants=tuple(program.constants), temp_bytes=program.temp_bytes,
-                     calls=tuple(calls))
+                     calls=tuple(calls), inout=program.inout)
     _check_no_overlap(plan)
     return Program(source, {k: namespace[k] for k in names}, plan, names)
 

@@ -274,16 +274,20 @@ class Lowered:
     def as_text(self) -> str:
         return str(self.graph)
 
-    def with_arguments_computed(self) -> Lowered:
+    def with_arguments_computed(self, keep=()) -> Lowered:
         """This function with every returned argument (or view of one) computed into an
-        output of its own, for callers that must produce every result (AOT)."""
+        output of its own (its contents after the call's writes), for callers that must
+        produce every result (AOT); arguments in `keep` returned whole stay returned as
+        the caller's own array."""
         from jitc.mutation import view_node
 
         graph = self.graph.copy()
+        final = {t[1]: graph.outputs[k] for t, k in self.writebacks if t[0] == "arg"}
         specs = []
         for s in self.out_specs:
-            if s[0] == "arg":
-                graph.outputs.append(view_node(graph, graph.params[s[1]], s[2]))
+            if s[0] == "arg" and not (s[1] in keep and not s[2]):
+                base = final.get(s[1], graph.params[s[1]])
+                graph.outputs.append(view_node(graph, base, s[2]))
                 s = ("graph", len(graph.outputs) - 1, False)
             specs.append(s)
         return Lowered(self.jitted, graph, self.in_tree, self.arg_names, self.arg_types,

@@ -332,3 +332,85 @@ def test_cli_show_dot_has_fusion_clusters(capsys):
     dot = capsys.readouterr().out
     assert dot.startswith('digraph "mlp"') and "subgraph cluster_" in dot
     assert "dot_general" in dot and dot.rstrip().endswith("}")
+
+
+# --------------------------------------------------------------------------- in-out arguments
+
+
+def _sgd(W, b, x, y):
+    """A linear model's SGD step written in place (W and b in-out), returning the loss."""
+    err = x @ W + b - y
+    W -= 0.1 * (x.T @ err) / x.shape[0]
+    b -= 0.1 * err.mean(axis=0)
+    return (err ** 2).mean()
+
+
+def _smooth(u):
+    """A stencil writing its argument while reading neighbours: computed aside, then copied
+    in; the function returns the argument itself."""
+    u[1:-1] = (u[:-2] + u[2:]) / 2
+    return u
+
+
+def _fill(acc, x):
+    """The new contents of an argument also returned: a fresh array, as in NumPy."""
+    y = x * 2
+    acc[...] = y
+    return y, acc
+
+
+@pytest.mark.parametrize("fn,specs,inout", [
+    (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
+    (_smooth, ["f32[10]"], (0,)),
+    (_fill, ["i64[4]", "i64[4]"], (0,)),
+])
+def test_in_out_arguments_are_written_like_numpy(fn, specs, inout, tmp_path):
+    art = aot.compile(fn, *specs)
+    assert art.plan.inout == inout
+    paths = art.write(str(tmp_path), emit_test=True)
+    proto = next(line for line in art.header().splitlines() if line.startswith("int "))
+    for k, (_, dtype) in enumerate(art.plan.params):
+        ctype = {"f": "double" if dtype.itemsize == 8 else "float", "i": "int64_t"}[dtype.kind]
+        assert (f"const {ctype}* arg{k}" in proto) == (k not in inout), proto
+    cc = shutil.which("cc")
+    if cc:
+        exe = str(tmp_path / "t")
+        subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
+        run = subprocess.run([exe], capture_output=True, text=True)
+        assert run.returncode == 0 and f"{len(inout)} in-out arguments match" in run.stdout
+    call = _load(str(tmp_path), fn.__name__)
+    inputs = art.golden(seed=3)[0]
+    mine, numpys = [a.copy() for a in inputs], [a.copy() for a in inputs]
+    got, want = call(*mine), fn(*numpys)
+    for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+        assert (g is mine[0]) == (w is numpys[0])  # an argument returned is that array
+    for a, b in zip(mine, numpys):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    shape = inputs[0].shape
+    strided = np.zeros((2 * shape[0],) + shape[1:], inputs[0].dtype)[::2]
+    strided[...] = inputs[0]
+    call(strided, *[a.copy() for a in inputs[1:]])  # written back through the copy it takes
+    np.testing.assert_allclose(strided, numpys[0], rtol=1e-12)
+    frozen = inputs[0].copy()
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="in-out.*read-only"):
+        call(frozen, *inputs[1:])
+
+
+def test_in_out_argument_sharing_memory_with_another_is_refused(tmp_path):
+    art = aot.compile(_fill, "i64[4]", "i64[4]")
+    art.write(str(tmp_path))
+    acc = np.zeros(4, np.int64)
+    with pytest.raises(ValueError, match="shares memory"):
+        _load(str(tmp_path), "_fill")(acc, acc)
+
+
+def test_captured_arrays_written_are_refused_with_the_reason():
+    state = np.zeros(3)
+
+    def bump(x):
+        state[...] += x
+
+    with pytest.raises(aot.AotLinkError, match="state.*read-only data.*argument"):
+        aot.compile(bump, "f64[3]")

@@ -84,10 +84,11 @@ class Kernel:
 class Program:
     name: str
     params: list  # (shape, dtype)
-    results: list  # (shape, dtype)
+    results: list  # (shape, dtype), the graph outputs not written into a parameter
     constants: list  # arrays
     temp_bytes: int
     kernels: list  # Kernel, in call order
+    inout: tuple = ()  # parameters the program writes (AOT in-out arguments)
 
 
 def _align(n: int) -> int:
@@ -129,7 +130,10 @@ class _KernelBuilder:
 
 
 class Planner:
-    def __init__(self, graph: Graph, target: str = "jit"):
+    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None):
+        """inout: output index -> (parameter index, direct): the output is the new contents
+        of that parameter (an AOT in-out argument), computed straight into it when direct,
+        else into the arena and copied into it after every kernel has read it."""
         if target not in ("jit", "aot"):
             raise ValueError(f"target must be 'jit' or 'aot', not {target!r}")
         self.graph = graph
@@ -138,7 +142,20 @@ class Planner:
         self.constants: list[np.ndarray] = []
         self.loc: dict[Node, Buf] = {}
         self.buffers = plan_buffers(graph)
-        self.extra = 0  # arena bytes past the plan for kernel-local temporaries
+        self.inout = dict(inout or {})
+        self.visible = [k for k in range(len(graph.outputs)) if k not in self.inout]
+        self.targets = {}  # output index -> the Buf its value goes to
+        reserved = 0  # arena bytes past the plan staging in-out results
+        for k, o in enumerate(graph.outputs):
+            if k not in self.inout:
+                self.targets[k] = Buf("result", self.visible.index(k), o.shape, o.dtype)
+            elif self.inout[k][1]:
+                self.targets[k] = Buf("param", self.inout[k][0], o.shape, o.dtype)
+            else:
+                self.targets[k] = Buf("temp", self.buffers.size + reserved, o.shape, o.dtype)
+                reserved += _align(self.targets[k].nbytes)
+        self.locals_at = self.buffers.size + reserved
+        self.extra = reserved  # arena bytes past the plan: staging, kernel-local temporaries
 
     # -- where values live
     def _const(self, value: np.ndarray) -> int:
@@ -184,7 +201,7 @@ class Planner:
             return self.loc[n.operands[0]].viewed(n.shape, block_offset(n) * n.dtype.itemsize)
         root = self.find(n)
         if root in self.result_of:
-            return Buf("result", self.result_of[root], n.shape, n.dtype)
+            return self.targets[self.result_of[root]].viewed(n.shape)
         if n in self.buffers.in_place:
             return self.loc[self.buffers.in_place[n]].viewed(n.shape)
         if n not in self.buffers.offsets and n.nbytes:
@@ -193,9 +210,9 @@ class Planner:
 
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
         """A kernel-local temporary past the planned arena; returns it and the next offset."""
-        buf = Buf("temp", self.buffers.size + offset, tuple(shape), np.dtype(dtype))
+        buf = Buf("temp", self.locals_at + offset, tuple(shape), np.dtype(dtype))
         end = offset + _align(buf.nbytes)
-        self.extra = max(self.extra, end)
+        self.extra = max(self.extra, self.locals_at - self.buffers.size + end)
         return buf, end
 
     # -- kernels
@@ -355,12 +372,18 @@ class Planner:
                 self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],
                                   outs)
         for k, o in enumerate(g.outputs):
-            where = self.loc[o]
-            if (where.source, where.index) != ("result", k):
-                self._copy(where, Buf("result", k, o.shape, o.dtype))
+            where, target = self.loc[o], self.targets[k]
+            if (where.source, where.index, where.offset) != \
+                    (target.source, target.index, target.offset):
+                self._copy(where, target)
+        for k, (p, direct) in self.inout.items():
+            if not direct:  # staged: every kernel has read the parameter by now
+                self._copy(self.targets[k], Buf("param", p, self.targets[k].shape,
+                                                 self.targets[k].dtype))
         return Program(name, [(p.shape, p.dtype) for p in g.params],
-                       [(o.shape, o.dtype) for o in g.outputs], self.constants,
-                       self.buffers.size + self.extra, self.kernels)
+                       [(g.outputs[k].shape, g.outputs[k].dtype) for k in self.visible],
+                       self.constants, self.buffers.size + self.extra, self.kernels,
+                       tuple(sorted(p for p, _ in self.inout.values())))
 
 
 COPY_BODY = """def BODY(a, out, lo, hi, n):
@@ -416,6 +439,8 @@ def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
     return _Node(node.id, node.op, operands, attrs, node.shape, node.dtype, node.loc)
 
 
-def plan_program(graph: Graph, name: str, target: str = "jit") -> Program:
-    """The kernels and buffer places of an optimized (fused) graph."""
-    return Planner(graph, target).build(name)
+def plan_program(graph: Graph, name: str, target: str = "jit",
+                 inout: dict | None = None) -> Program:
+    """The kernels and buffer places of an optimized (fused) graph (see Planner for
+    `inout`)."""
+    return Planner(graph, target, inout).build(name)
