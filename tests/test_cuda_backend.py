@@ -175,6 +175,24 @@ def test_every_primitive_compiles_to_ptx_for_every_dtype():
 
 
 @needs_toolchain
+def test_scatter_kernels_of_traced_index_writes_assemble():
+    """x[idx] = v and np.add.at with run-time indices: one thread per column, updates in
+    order (the simulator checks the values; NVVM and ptxas check the code)."""
+    from tests import test_mutation as m
+
+    kernels = {}
+    for fn, make in m.PROGRAMS:
+        if fn.__name__ in ("setitem_traced_index", "add_at", "copyto_and_put"):
+            lowered = jitc.jit(fn).lower(*make())
+            for k in cuda_backend.kernels(lowered.compile(backend="reference").graph):
+                kernels.setdefault(k.name, k)
+    scatters = [k for k in kernels.values() if "out0[at]" in k.source]
+    assert len(scatters) >= 2
+    for r in kernel_reports(scatters, ("sm_90",)):
+        assert r.registers > 0 and r.spill_bytes == 0, r
+
+
+@needs_toolchain
 def test_ptx_of_a_function_without_a_gpu():
     mlp = load("mlp")
     ptx = cuda_backend.kernels_ptx(_optimized(mlp.mlp, [S("f32[4,512]")]), "sm_80")

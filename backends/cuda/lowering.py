@@ -34,7 +34,7 @@ LIBDEVICE = {
 }
 
 # error codes a kernel stores in its err[0] (the driver raises the matching exception)
-ERR_INDEX, ERR_NEGATIVE_POWER = 1, 2
+ERR_INDEX, ERR_NEGATIVE_POWER, ERR_SCATTER = 1, 2, 3
 
 
 class Statements(Protocol):

@@ -23,11 +23,10 @@ from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
 from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
-from jitc.errors import UnsupportedError
+from jitc.backends.cuda.scatter import scatter_kernel
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view
 from jitc.ir import Graph, Node
-from jitc.source import where
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
 
@@ -182,9 +181,8 @@ class _Builder:
                 f"index out of bounds: gather from axis {n.attrs['axis']} of size 0")))
             return
         if n.op == "scatter":
-            raise UnsupportedError(
-                f"cuda backend: a write through a traced index array (x[idx] = v, "
-                f"np.add.at) is not compiled for CUDA yet{where(n.loc)}; use backend='cpu'")
+            self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
+            return
         body, sources = single_op_body(n)
         gen = reduction_kernel if n.op in ops.REDUCTIONS else loop_kernel
         self.launch(gen(body), [self.names[s] for s in sources], outs)
