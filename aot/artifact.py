@@ -221,6 +221,7 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
     graph = optimize(lowered.graph)
+    graph.aliases = {k: leaf for leaf, k in written.items()}
     inout = {k: (leaf, _writes_directly(graph, leaf, k)) for leaf, k in written.items()}
     program = plan_aot(graph, name, inout)
     triple = resolve_triple(target)

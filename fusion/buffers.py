@@ -12,7 +12,9 @@ lifetime runs from the first definition to the last read of any member.
   never run in place (the dot writes its result while it still reads its operands).
 - Results of the function live in the caller's result buffers; a temporary whose storage
   class flows in place into a result lives there too, and costs no arena bytes.
-- Parameters and constants are never written.
+- Parameters and constants are never written, except an output aliased to a parameter
+  (`graph.aliases`: a caller's array the function writes): no kernel running before the
+  parameter's last read merges into such an output, so it may live in the parameter.
 - Every other class gets an offset in one arena (greedy by size: the largest buffer first,
   each at the lowest ALIGN-aligned offset not overlapping a buffer whose lifetime overlaps).
 
@@ -56,6 +58,8 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return operand.shape == n.shape
     if n.op == "scatter":  # each row is copied, then updated, by the thread owning it
         return operand is n.operands[0] and operand not in n.operands[1:]
+    if n.op == "fusion" and n.attrs["kind"] == "dot":
+        return _epilogue_reads_at_own_index(n, operand)
     if n.op != "fusion" or n.attrs["kind"] not in ("loop", "reduction"):
         return False
     body = n.subgraph
@@ -79,6 +83,26 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return bool(params)
     except ContractError:
         return False
+
+
+def _epilogue_reads_at_own_index(n: Node, operand: Node) -> bool:
+    """Does dot fusion n read `operand` only in an elementwise epilogue, at the index it
+    writes (`W - lr * (x.T @ g)`)? Then n may write over it, if the dot accumulates
+    elsewhere (the cpu planner keeps the dot out of an aliased output: plan.py)."""
+    body = n.subgraph
+    params = [p for p, top in zip(body.params, n.operands) if top is operand]
+    (dot,) = [m for m in body.nodes if m.op == "dot_general"]
+    if len(body.outputs) != 1 or body.outputs[0].shape != n.shape or not params:
+        return False
+    users = body.users()
+    for p in params:
+        if p in dot.operands or p.shape != n.shape:
+            return False
+        if any(u.op not in ops.ELEMENTWISE or u.shape != n.shape for u in users[p]):
+            return False
+    return all(m.op in ops.ELEMENTWISE or m.op in ("parameter", "constant", "dot_general")
+               or (m.op == "broadcast_in_dim" and m.operands[0].shape == ())
+               for m in body.nodes)
 
 
 class _Classes:
@@ -131,6 +155,7 @@ def plan_buffers(graph: Graph) -> BufferPlan:
     for v in values:
         extend(v)
 
+    aliased = {classes.find(graph.outputs[k]) for k in graph.aliases}
     plan = BufferPlan()
     members_of: dict = {}
     for v in values:
@@ -152,6 +177,8 @@ def plan_buffers(graph: Graph) -> BufferPlan:
                 continue  # o's storage is read later, or n reads it under another name too
             if nbytes(o) != nbytes(n) or o.dtype.itemsize != n.dtype.itemsize:
                 continue
+            if aliased & {classes.find(x) for x in (n, o)}:
+                continue  # the output would then be written before its parameter's reads
             if not _reads_only_at_own_index(n, o):
                 continue
             rn = classes.find(n)

@@ -329,6 +329,10 @@ class Compiled:
         self.lowered = lowered
         self.backend = backend
         self.graph = optimize(lowered.graph)
+        n = len(lowered.arg_types)
+        self.graph.aliases = {k: target if kind == "arg" else n + target
+                              for (kind, target), k in lowered.writebacks
+                              if kind in ("arg", "captured")}
         self.executable = backends.get(backend).compile(self.graph)
 
     def call_flat(self, leaves):

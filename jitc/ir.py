@@ -75,6 +75,10 @@ class Graph:
         self.params: list[Node] = []
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
+        # output index -> parameter index: outputs that are the new contents of a parameter
+        # (a caller's array the function writes; XLA's input/output aliasing). Buffer
+        # planning keeps them computable straight into that parameter's buffer.
+        self.aliases: dict[int, int] = {}
         self._next_id = 0
 
     def add(self, op, operands=(), attrs=None, shape=(), dtype=None, loc=None, subgraph=None,
@@ -132,6 +136,7 @@ class Graph:
                         n.loc, sub, n.tuple_types)
             mapping[n] = m
         new.outputs = [mapping[o] for o in self.outputs]
+        new.aliases = dict(self.aliases)
         return new
 
     def __str__(self) -> str:

@@ -532,6 +532,27 @@ def test_unrolled_stencil_computes_each_step_once():
     assert stats["kernels"] == 6 and stats["ops"] < 6 * 20, stats
 
 
+def test_weights_updated_in_place_are_computed_into_the_callers_arrays():
+    """`W -= lr * (x.T @ g)`: the epilogue of the dot writes W's new contents straight into
+    the caller's W (the dot accumulates aside), so no whole-array copy follows the call."""
+    def sgd(W1, W2, x, y):
+        h = np.tanh(x @ W1)
+        err = h @ W2 - y
+        W2 -= 0.1 * (h.T @ err)
+        W1 -= 0.1 * (x.T @ ((err @ W2.T) * (1 - h * h)))
+
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(s) for s in ((8, 16), (16, 4), (32, 8), (32, 4))]
+    ref = [a.copy() for a in args]
+    compiled = jitc.jit(sgd).lower(*args).compile(backend="cpu")
+    outputs = dict((target, k) for target, k in compiled.lowered.writebacks)
+    assert all(compiled.executable.can_write_into(i, outputs[("arg", i)]) for i in (0, 1))
+    jitc.jit(sgd, backend="cpu")(*args)
+    sgd(*ref)
+    for a, b in zip(args, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 def test_aot_writes_arguments_in_out_and_refuses_captured_writes():
     from jitc.aot import AotLinkError
     from jitc.aot import compile as aot_compile

@@ -208,6 +208,14 @@ class Planner:
             raise PlanError(f"the buffer plan has no place for {n!r}")
         return Buf("temp", self.buffers.offsets.get(n, 0), n.shape, n.dtype)
 
+    def _written_over(self, out: Buf, reads: list) -> bool:
+        """May `out` be the buffer of one of `reads`: the same place, or a result whose
+        array the caller passes as an aliased parameter's (graph.aliases, in place)?"""
+        params = {b.index for b in reads if b.source == "param"}
+        if out.source == "result":
+            return self.graph.aliases.get(self.visible[out.index]) in params
+        return any((b.source, b.index) == (out.source, out.index) for b in reads)
+
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
         """A kernel-local temporary past the planned arena; returns it and the next offset."""
         buf = Buf("temp", self.locals_at + offset, tuple(shape), np.dtype(dtype))
@@ -303,7 +311,8 @@ class Planner:
         in_place = (len(outs) == 1 and body.outputs[0].shape == dot.shape
                     and body.outputs[0].dtype == dot.dtype
                     and all(u.op in ops.ELEMENTWISE or u.op in ops.REDUCTIONS
-                            for u in users[dot]))
+                            for u in users[dot])
+                    and not self._written_over(outs[0], [inputs(m) for m in body.params]))
         local = 0
         if in_place:
             target = outs[0].viewed(dot.shape)
