@@ -10,17 +10,24 @@ import numpy as np
 from jitc.errors import ShapeError
 from jitc.source import user_loc, where
 
-_LAZY = []  # [PRIMITIVES, Tracer], imported on first use (both modules import this one)
+_LAZY = None  # (PRIMITIVES, Tracer), imported on first use (both modules import this one)
+
+
+def _lazy():
+    """One assignment of a tuple: threads racing through a first trace all bind the same
+    pair (an append-based version once left four items, breaking every later trace)."""
+    global _LAZY
+    if _LAZY is None:
+        from jitc.primitives import PRIMITIVES
+        from jitc.trace import Tracer
+
+        _LAZY = (PRIMITIVES, Tracer)
+    return _LAZY
 
 
 def emit(ctx, op, operands, **attrs):
     """Add `op` to the trace; its type comes from the primitive's rule."""
-    if not _LAZY:
-        from jitc.primitives import PRIMITIVES
-        from jitc.trace import Tracer
-
-        _LAZY.extend((PRIMITIVES, Tracer))
-    primitives, tracer = _LAZY
+    primitives, tracer = _lazy()
     loc = user_loc()
     nodes = [o.node for o in operands]
     try:

@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 
 import llvmlite
 import numba
@@ -52,8 +53,18 @@ def cache_dir() -> str:
     return path
 
 
+# One import at a time: a module is in sys.modules before it has run (numba needs that), so
+# a second thread must not find it there half-executed.
+_LOADING = threading.RLock()
+
+
 def load_module(source: str):
     """Import generated `source` from the cache directory (written atomically once)."""
+    with _LOADING:
+        return _load_module(source)
+
+
+def _load_module(source: str):
     digest = hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
     name = f"jitc_{digest}"
     if name in sys.modules:
