@@ -9,6 +9,7 @@ emit_test=True, NAME_test.c checking the object against NumPy.
 from __future__ import annotations
 
 import json
+import keyword
 import os
 import shutil
 import subprocess
@@ -156,6 +157,21 @@ def _specs(specs):
     return out
 
 
+C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto "
+    "if inline int long register restrict return short signed sizeof static struct switch "
+    "typedef union unsigned void volatile while bool true false".split())
+
+
+def _check_name(name: str) -> str:
+    """The artifact name is a C symbol and a Python module and function name."""
+    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name) or \
+            name in C_KEYWORDS:
+        raise AotLinkError(f"artifact name {name!r} must be an identifier valid in both C and "
+                           f"Python (letters, digits, _; not a keyword): pass name= (--name)")
+    return name
+
+
 def _written(lowered, target) -> str:
     kind, at = target
     return lowered.captured[at][0].name if kind == "captured" else at.name
@@ -204,7 +220,7 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
 
     say = progress or (lambda stage: None)
     jitted = fn if isinstance(fn, Jitted) else jitc.jit(fn)
-    name = name or jitted.__name__
+    name = _check_name(name or jitted.__name__)
     say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
     lowered = jitted.lower(*_specs(specs))
     captured = [t for t, _ in lowered.writebacks if t[0] != "arg"]

@@ -33,6 +33,8 @@ def load_function(target: str):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise CliError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     finally:
         sys.path.pop(0)
     fn = getattr(module, name, None)
@@ -96,6 +98,7 @@ def cmd_aot(args):
     fn = load_function(args.target)
     specs = parse_specs(args.arg)
     name = args.name or args.target.rpartition(":")[2]
+    os.makedirs(args.output, exist_ok=True)  # an unwritable -o fails before compiling
     return aot.cli_compile(fn, specs, name=name, out_dir=args.output, target=args.target_triple,
                            cpu=args.cpu, max_bytes=args.max_bytes, emit_test=args.emit_test)
 
@@ -138,7 +141,7 @@ def main(argv=None) -> int:
     except CliError as e:
         print(f"jitc {args.command}: {e}", file=sys.stderr)
         return 2
-    except FileNotFoundError as e:
+    except OSError as e:  # a missing file, an output directory that cannot be written
         print(f"jitc {args.command}: {e}", file=sys.stderr)
         return 2
     except (JitcError, TypeError, ValueError) as e:

@@ -35,5 +35,8 @@ def spec(text: str) -> ShapeDtype:
         names = ", ".join(sorted(BY_SHORT_NAME))
         raise ValueError(f"bad spec {text!r}: expected DTYPE[d0,d1,...] with DTYPE one of "
                          f"{names}, e.g. 'f32[1,512]'")
-    dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+    dims = [d.strip() for d in m.group(2).split(",")] if m.group(2).strip() else []
+    if not all(dims):
+        raise ValueError(f"bad spec {text!r}: an empty dimension (write 'f32[2,3]', or "
+                         f"'f32[]' for a 0-d array)")
     return ShapeDtype(tuple(int(d) for d in dims), BY_SHORT_NAME[m.group(1)])

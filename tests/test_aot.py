@@ -313,10 +313,19 @@ def test_cli_size_and_budget(small_module, tmp_path, capsys):
     (["{m}:f", "--arg", "f32[2,3x]"], "bad spec 'f32[2,3x]'"),
     (["{m}", "--arg", "f32[2,32]"], "expected FILE.py:FUNCTION"),
     (["/no/such/file.py:f", "--arg", "f32[2,32]"], "no such file"),
+    (["{m}:f", "--arg", "f32[1,,2]"], "an empty dimension"),
+    (["{m}:f", "--arg", "f32[2,32]", "--name", "class"], "'class' must be an identifier"),
+    (["{m}:f", "--arg", "f32[2,32]", "--name", "my-model"], "'my-model' must be an identifier"),
+    (["{t}/broken.py:f", "--arg", "f32[2,32]"], "broken.py:2: syntax error"),
+    (["{m}:f", "--arg", "f32[2,32]", "-o", "{t}/a_file/out"], "a_file"),
 ])
 def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv, message):
-    argv = [a.format(m=small_module) for a in argv]
-    assert cli_main(["aot", *argv, "-o", str(tmp_path)]) == 2
+    (tmp_path / "broken.py").write_text("def f(x):\n    return x +\n")
+    (tmp_path / "a_file").write_text("not a directory")
+    argv = [a.format(m=small_module, t=tmp_path) for a in argv]
+    if "-o" not in argv:
+        argv += ["-o", str(tmp_path)]
+    assert cli_main(["aot", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
 
