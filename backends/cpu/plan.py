@@ -56,6 +56,11 @@ class Buf:
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
+    @property
+    def start(self) -> tuple:
+        """Where its first byte is, whatever its shape: two Bufs alias when these match."""
+        return (self.source, self.index, self.offset)
+
     def viewed(self, shape, offset: int = 0) -> Buf:
         """The same bytes as `shape`, starting `offset` bytes further in."""
         return Buf(self.source, self.index, tuple(shape), self.dtype, self.offset + offset)
@@ -114,9 +119,8 @@ class _KernelBuilder:
         self.error = None
 
     def pointer(self, buf: Buf) -> int:
-        key = (buf.source, buf.index, buf.offset)
         for k, p in enumerate(self.pointers):
-            if (p.source, p.index, p.offset) == key:
+            if p.start == buf.start:
                 return k
         self.pointers.append(buf)
         return len(self.pointers) - 1
@@ -345,8 +349,7 @@ class Planner:
         size, m = base.shape[axis], idx.size
         src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
         kb = _KernelBuilder()
-        kb.add(scatter_source(n.attrs["mode"], n.dtype, (src.source, src.index, src.offset)
-                              != (dst.source, dst.index, dst.offset)),
+        kb.add(scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
                [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
         kb.error = SCATTER_ERROR
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
@@ -382,8 +385,7 @@ class Planner:
                                   outs)
         for k, o in enumerate(g.outputs):
             where, target = self.loc[o], self.targets[k]
-            if (where.source, where.index, where.offset) != \
-                    (target.source, target.index, target.offset):
+            if where.start != target.start:
                 self._copy(where, target)
         for k, (p, direct) in self.inout.items():
             if not direct:  # staged: every kernel has read the parameter by now
