@@ -1,25 +1,37 @@
 """The persistent compile cache: generated modules stored by content hash, compiled by numba
-with cache=True so a new process loads machine code instead of recompiling.
+with `cache=persistent()` so a new process loads machine code instead of recompiling.
 
-The directory is created private (0700); jitc refuses a cache directory other users can
-write to, because cached code is code that will run.
+Cached code is code that will run, so every file jitc compiles from lives under one private
+directory (JITC_CACHE_DIR, else ~/.cache/jitc), and numba's cache files for it live beside
+it (cache_locator.py), whatever numba's own cache settings say. The directory and each of
+its subdirectories must belong to this user and be writable by no one else. numba's files
+are sealed once they worked (a manifest of digests) and deleted when they no longer match.
+
+A cache that cannot be written (read-only directory or filesystem, full disk, no home) is
+not an error: jitc warns once, naming the directory and the reason, and compiles from
+memory for the rest of the process.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
+import linecache
 import os
 import stat
 import sys
 import tempfile
 import threading
+import warnings
 
 import llvmlite
 import numba
 
+from jitc.backends.cpu import cache_bound, cache_locator
 from jitc.errors import JitcError
+from jitc.source import user_loc
 
 
 def _backend_digest() -> str:
@@ -36,11 +48,42 @@ def _backend_digest() -> str:
 _VERSION_TAG = (f"numba{numba.__version__}-llvmlite{llvmlite.__version__}"
                 f"-py{sys.version_info[:2]}-cpu{_backend_digest()}")
 
+# Errors that mean "this disk will not take the cache", not "jitc is misconfigured".
+_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+               errno.ENOENT}
 
-def cache_dir() -> str:
-    path = os.environ.get("JITC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "jitc")
-    os.makedirs(path, mode=0o700, exist_ok=True)
+
+class CacheWarning(UserWarning):
+    """The persistent cache is off for this process (jitc still compiles and runs)."""
+
+
+# One import at a time: a module is in sys.modules before it has run (numba needs that), so
+# a second thread must not find it there half-executed. Also guards the directory state.
+_LOADING = threading.RLock()
+_UNRESOLVED = object()
+_directory = _UNRESOLVED  # the cache root once checked, None once the cache is off
+
+
+def lock():
+    """Held while jitc loads a generated module or decides about the cache directory."""
+    return _LOADING
+
+
+def _setting() -> tuple[str, str]:
+    """(path, how the user chose it) of the cache root."""
+    if os.environ.get("JITC_CACHE_DIR"):
+        return os.environ["JITC_CACHE_DIR"], "JITC_CACHE_DIR"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "jitc"), "the default cache directory (set JITC_CACHE_DIR)"
+
+
+def private_dir(path: str, setting: str) -> str:
+    """Create `path` (0700) and check that it is a directory only this user can write."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise JitcError(f"{setting}: {path} is not a directory (a file, or a link to nothing "
+                        f"there); point JITC_CACHE_DIR at a directory") from None
     st = os.stat(path)
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise JitcError(
@@ -53,37 +96,94 @@ def cache_dir() -> str:
     return path
 
 
-# One import at a time: a module is in sys.modules before it has run (numba needs that), so
-# a second thread must not find it there half-executed.
-_LOADING = threading.RLock()
-
-
-def load_module(source: str):
-    """Import generated `source` from the cache directory (written atomically once)."""
+def cache_dir() -> str | None:
+    """The checked cache root, or None when this process compiles without a cache."""
+    global _directory
     with _LOADING:
-        return _load_module(source)
+        if _directory is _UNRESOLVED:
+            path, setting = _setting()
+            try:
+                private_dir(path, setting)
+                private_dir(os.path.join(path, "__pycache__"), setting)
+                tempfile.TemporaryFile(dir=path).close()  # a read-only mount passes stat
+                _directory = path
+            except OSError as e:
+                if e.errno not in _UNWRITABLE:
+                    raise
+                turn_off(path, e)
+        return _directory
 
 
-def _load_module(source: str):
-    digest = hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
-    name = f"jitc_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    directory = cache_dir()
+def turn_off(path: str, reason: OSError) -> None:
+    """Compile from memory from now on, and say so once."""
+    global _directory
+    with _LOADING:
+        if _directory is None:
+            return
+        _directory = None
+    loc = user_loc()
+    warnings.warn_explicit(
+        f"jitc: compiling without a persistent cache: {path} cannot be written "
+        f"({reason.strerror or reason}); every new process compiles again",
+        CacheWarning, loc.file if loc else "jitc", loc.line if loc else 0)
+
+
+def persistent() -> bool:
+    """`cache=` for the numba functions of a module being loaded (read by generated code)."""
+    return _directory is not None and _directory is not _UNRESOLVED
+
+
+def load_module(source: str, subdir: str = "", name: str = ""):
+    """Import generated `source` (named `name`, else by its hash) from the cache directory
+    (`subdir` of it), written atomically once; from memory when the cache is off."""
+    with _LOADING:
+        name = name or "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
+        if name in sys.modules:
+            return sys.modules[name]
+        directory = cache_dir()
+        if directory is not None:
+            try:
+                return _load_cached(name, source, os.path.join(directory, subdir))
+            except OSError as e:
+                if e.errno not in _UNWRITABLE:
+                    raise
+                turn_off(directory, e)
+        return _load_in_memory(name, source)
+
+
+def _load_cached(name: str, source: str, directory: str):
+    if directory != _directory:
+        private_dir(directory, "a subdirectory of the jitc cache")
+        private_dir(os.path.join(directory, "__pycache__"), "a subdirectory of the jitc cache")
     path = os.path.join(directory, name + ".py")
-    if not _intact(path, source):
+    if _intact(path, source):
+        cache_bound.touch(path)
+    else:
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             f.write(source)
         os.replace(tmp, path)
+        cache_bound.evict(_directory, keep=sys.modules)
     _clear_unless_sealed(path)
     spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    return _execute(name, importlib.util.module_from_spec(spec), spec.loader.exec_module, path)
+
+
+def _load_in_memory(name: str, source: str):
+    filename = f"<jitc generated {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, None))
+    code = compile(source, filename, "exec")
+    return _execute(name, module, lambda m: exec(code, m.__dict__), None)
+
+
+def _execute(name: str, module, run, path: str | None):
     # registered before it runs: a cfunc compiles while the module executes, and numba
     # names the module of its cached environment from sys.modules
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with cache_locator.only_ours(path):
+            run(module)
     except BaseException:
         del sys.modules[name]
         raise
@@ -98,7 +198,7 @@ def _intact(path: str, source: str) -> bool:
         return False
 
 
-def _numba_files(path: str) -> list[str]:
+def numba_files(path: str) -> list[str]:
     """numba's cache files (index and data) for the generated module at `path`."""
     directory = os.path.join(os.path.dirname(path), "__pycache__")
     stem = os.path.splitext(os.path.basename(path))[0] + "."
@@ -116,8 +216,8 @@ def _digest(path: str) -> str:
 
 def _clear_unless_sealed(path: str) -> None:
     """Delete numba's files for `path` unless they match the manifest sealed after they
-    last worked: a truncated or corrupted entry is rebuilt instead of crashing numba."""
-    files = _numba_files(path)
+    last worked: a truncated, corrupted or planted entry is rebuilt, never unpickled."""
+    files = numba_files(path)
     if not files:
         return
     try:
@@ -136,9 +236,15 @@ def _clear_unless_sealed(path: str) -> None:
 
 def seal(module) -> None:
     """Record the digests of a module's numba files once it has compiled and run."""
-    path = module.__file__
-    manifest = {os.path.basename(p): _digest(p) for p in _numba_files(path)}
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f)
-    os.replace(tmp, path + ".sealed")
+    path = getattr(module, "__file__", None)
+    if path is None:  # compiled from memory
+        return
+    manifest = {os.path.basename(p): _digest(p) for p in numba_files(path)}
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(manifest, f)
+        os.replace(tmp, path + ".sealed")
+    except OSError as e:  # unsealed files are rebuilt next time: slower, never wrong
+        if e.errno not in _UNWRITABLE:
+            raise

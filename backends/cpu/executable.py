@@ -11,7 +11,7 @@ import numpy as np
 from jitc import config
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import emit
-from jitc.backends.cpu.launcher import launcher_address
+from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.threads import single_threaded_scipy_blas
 from jitc.ir import Graph
@@ -44,20 +44,12 @@ class CpuExecutable:
 
     def __call__(self, *arrays):
         """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,
-        aligned array, and so does each result, so the driver has exactly one numba
-        signature: after its first compile, numba refuses other argument types instead of
-        compiling for them."""
+        aligned array, and so does each result: the driver's one numba signature."""
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
-        try:
-            self.checked_run(*arrays, *outs)
-        except RuntimeError as e:  # another thread sealed the driver while this call was
-            if "compilation disabled" not in str(e):  # waiting to compile the same signature
-                raise
-            self.checked_run(*arrays, *outs)
+        self.checked_run(*arrays, *outs)
         if not self._sealed:
-            self.driver.disable_compile()
-            for m in self.kernel_modules + [self.module]:
+            for m in self.kernel_modules + [self.module, launcher_module()]:
                 seal(m)
             self._sealed = True
         return outs

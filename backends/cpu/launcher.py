@@ -2,24 +2,31 @@
 
 One launcher serves every kernel (they share the abi.py signature), so the parallel region
 is compiled once per process (and cached on disk), not once per kernel: a numba function
-with a prange costs ~0.4 s to compile, a serial kernel ~0.1 s.
+with a prange costs ~0.4 s to compile, a serial kernel ~0.1 s. Its source is loaded through
+cache.py like generated code, so its cache files are private and sealed too (never beside
+the installed package, never in numba's own cache directories).
 """
 
 from __future__ import annotations
 
-from numba import cfunc, njit, prange
+import functools
+
 from numba.np.ufunc.parallel import _launch_threads
 
-from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, thread_count
-
-_launch_threads()  # registers get_num_threads, which cached code links against
+from jitc.backends.cpu.cache import load_module
 
 # Below this much work (elements, or multiply-adds for a dot) one thread does all rows: a
 # parallel region costs a few microseconds to start.
 PARALLEL_MIN_WORK = 1 << 16
 
+SOURCE = f'''\
+# jitc's launcher (backends/cpu/launcher.py)
+from numba import cfunc, njit, prange
+from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, thread_count
+from jitc.backends.cpu.cache import persistent
 
-@njit(parallel=True, nogil=True, cache=True)
+
+@njit(parallel=True, nogil=True, cache=persistent())
 def _parallel(kernel, pack, rows, chunks):
     failed = 0
     for c in prange(chunks):
@@ -27,14 +34,21 @@ def _parallel(kernel, pack, rows, chunks):
     return failed
 
 
-@cfunc(LAUNCHER_SIGNATURE, nogil=True, cache=True)
-def _launch(kernel, pack, rows, work):
-    if work >= PARALLEL_MIN_WORK and rows > 1:
+@cfunc(LAUNCHER_SIGNATURE, nogil=True, cache=persistent())
+def launch(kernel, pack, rows, work):
+    if work >= {PARALLEL_MIN_WORK} and rows > 1:
         chunks = min(thread_count(), rows)
         if chunks > 1:
             return min(_parallel(kernel, pack, rows, chunks), 1)
     return call_kernel(kernel, pack, 0, rows)
+'''
+
+
+@functools.cache
+def launcher_module():
+    _launch_threads()  # registers get_num_threads, which cached code links against
+    return load_module(SOURCE)
 
 
 def launcher_address() -> int:
-    return _launch.address
+    return launcher_module().launch.address

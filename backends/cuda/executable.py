@@ -51,6 +51,7 @@ class CudaExecutable:
         self.constants = {}
         self.n_params = len(graph.params)
         self.single_output = len(self.program.outputs) == 1
+        self._sealed = False
 
     # -- the call
     def __call__(self, *arrays):
@@ -63,7 +64,11 @@ class CudaExecutable:
                             f"got {len(arrays)}")
         guard = self._simulator_guard() if self.device.simulator else contextlib.nullcontext()
         with guard:
-            return self._run(arrays)
+            outs = self._run(arrays)
+        if not self._sealed:
+            modules.seal(self.program.kernels)
+            self._sealed = True
+        return outs
 
     @contextlib.contextmanager
     def _simulator_guard(self):
