@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("numba")
 
 import jitc.aot as aot  # noqa: E402
-from jitc.aot.link import undefined_symbols  # noqa: E402
+from jitc.aot.link import symbol_sizes, undefined_symbols  # noqa: E402
 from jitc.cli import main as cli_main  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -264,6 +264,7 @@ def test_aarch64_object_runs_under_qemu(arm):
         obj = f.read()
     assert obj[:4] == b"\x7fELF" and int.from_bytes(obj[18:20], "little") == 183  # EM_AARCH64
     assert set(undefined_symbols(obj)) <= ALLOWED_IMPORTS
+    assert symbol_sizes(obj)["lstm_signature_digest"] == 33  # lstm_test.c checks it first
     assert not os.path.exists(os.path.join(arm, "liblstm.so"))  # no host library for a cross
     exe = os.path.join(arm, "lstm_test")
     subprocess.run([gcc, "-O1", "-static", "lstm_test.c", "lstm.o", "-o", exe], cwd=arm,
