@@ -19,7 +19,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from jitc.aot import c_emit
-from jitc.aot.link import AotLinkError, build_object, resolve_triple
+from jitc.aot.link import AotLinkError, build_object, resolve_triple, signature_digest
 from jitc.aot.loader import loader_source
 from jitc.aot.plan import Program, plan_aot
 from jitc.aot.size import format_report, size_report
@@ -43,6 +43,7 @@ class Artifact:
     triple: str
     cpu: str
     object: bytes
+    digest: str  # signature_digest: in the object, the header and the loader
     program: Program
     arg_names: list
     # per returned value: ("res", result index, 0-d scalar?); ("arg", k): the caller's
@@ -63,15 +64,17 @@ class Artifact:
         return self.program.source
 
     def header(self) -> str:
-        return c_emit.header(self.plan, self.arg_names, self.triple, self.cpu, self.origin)
+        return c_emit.header(self.plan, self.arg_names, self.triple, self.cpu, self.origin,
+                             self.digest)
 
     def loader(self) -> str:
-        return loader_source(self.plan, self.arg_names, self.outputs, self.single, self.origin)
+        return loader_source(self.plan, self.arg_names, self.outputs, self.single, self.origin,
+                             self.digest)
 
     def size_report(self) -> dict:
         if self._report is None:
             self._report = size_report(self.object, self.plan, self.program.kernel_names,
-                                       self.triple, self.cpu)
+                                       self.triple, self.cpu, self.digest)
         return self._report
 
     def format_size_report(self) -> str:
@@ -244,8 +247,9 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     cpu = resolve_cpu(target, cpu)
     say(f"compiling {len(set(map(id, program.kernels.values())))} kernels "
         f"({len(program.plan.calls)} calls) for {triple}, cpu {cpu}")
-    obj = build_object(program.kernels, program.plan, target, cpu)
+    digest = signature_digest(program.plan, program.source)
+    obj = build_object(program.kernels, program.plan, target, cpu, digest=digest)
     origin = getattr(jitted.fun, "__module__", "") or ""
     origin = f"{origin}.{jitted.fun.__qualname__}" if origin else jitted.fun.__qualname__
-    return Artifact(name, triple, cpu, obj, program, list(lowered.arg_names), outputs,
+    return Artifact(name, triple, cpu, obj, digest, program, list(lowered.arg_names), outputs,
                     lowered.out_tree == LEAF, jitted.fun, origin)

@@ -3,10 +3,11 @@
 Input: kernels that are numba-compilable Python functions (plain functions or `@njit`
 dispatchers; loops over C-contiguous arrays and int64 sizes) and an `EntryPlan` naming the
 order of calls and where each array operand lives. Output: an ELF object for a target triple
-that defines and exports exactly two symbols::
+that defines and exports two symbols, three when built with a signature digest::
 
     int    NAME(const T* arg0, ..., T* res0, ..., void* temp);  /* 0 or a kernel's status */
     size_t NAME_temp_bytes(void);
+    const char NAME_signature_digest[33];  /* `signature_digest`, NUL-terminated hex */
 
 Everything else (kernels, constants) has internal linkage, so the object has no undefined
 symbols except perhaps memcpy/memset/memmove (see `build_object(allowed_imports=...)`) and
@@ -40,6 +41,7 @@ data layout, which agrees with x86_64 and aarch64 Linux on every size it bakes i
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 from dataclasses import dataclass
@@ -53,7 +55,8 @@ from jitc.errors import JitcError
 __all__ = [
     "AotLinkError", "ArrayArg", "IntArg", "KernelCall", "EntryPlan", "kernel_ir",
     "build_object", "kernel_symbol", "constant_symbol", "c_prototypes", "resolve_triple",
-    "symbol_sizes", "section_sizes", "undefined_symbols",
+    "symbol_sizes", "section_sizes", "undefined_symbols", "signature_digest", "digest_symbol",
+    "ABI_VERSION",
 ]
 
 DEFAULT_IMPORTS = frozenset({"memcpy", "memset", "memmove"})
@@ -63,6 +66,10 @@ _SOURCES = ("param", "result", "temp", "const")
 # numba options that change the generated code; everything else (cache, nogil, parallel,
 # ...) is dropped: AOT kernels run serially and outside Python.
 _KEPT_OPTIONS = ("fastmath", "error_model", "boundscheck")
+# The entry's calling convention (pointer order, temp arena rules, status codes): part of
+# every signature digest, so bump it when the convention changes and old objects are refused.
+ABI_VERSION = 1
+DIGEST_CHARS = 32
 
 
 class AotLinkError(JitcError):
@@ -126,6 +133,24 @@ class EntryPlan:
     temp_bytes: int
     calls: tuple
     inout: tuple = ()
+
+
+def signature_digest(plan: EntryPlan, code: str) -> str:
+    """What makes two objects interchangeable, as 32 hex digits: sha256 over the ABI version,
+    the entry's name, argument and result shapes and dtypes, in-out arguments, temp arena,
+    calls, constants (the weights' bytes) and `code`, the kernels' source. Equal plans and
+    code compute the same thing, so a rebuild of the same function keeps its digest; any
+    other difference changes it. 128 bits: an accidental match is out of reach, and the hex
+    string is short enough for an error message and a C `strcmp`. Not a security check:
+    whoever can replace the library can run code anyway."""
+    sig = [(tuple(map(int, s)), np.dtype(d).str) for s, d in plan.params + plan.results]
+    h = hashlib.sha256(f"jitc aot abi {ABI_VERSION}\n{plan.name}\n{sig}\n"
+                       f"params {len(plan.params)} inout {tuple(plan.inout)}\n"
+                       f"temp {plan.temp_bytes}\n{plan.calls!r}\n{code}\n".encode())
+    for c in plan.constants:
+        h.update(f"const {c.dtype.str} {c.shape}\n".encode())
+        h.update(np.ascontiguousarray(c).tobytes())
+    return h.hexdigest()[:DIGEST_CHARS]
 
 
 # --------------------------------------------------------------------------- numba -> IR
@@ -279,6 +304,11 @@ def constant_symbol(entry: str, index: int) -> str:
     return f"{entry}__const{index}"
 
 
+def digest_symbol(entry: str) -> str:
+    """The exported, read-only C string holding the object's signature digest."""
+    return f"{entry}_signature_digest"
+
+
 def _numba_type_of(arg):
     from numba.core import types
     from numba.np.numpy_support import from_dtype
@@ -367,10 +397,17 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                                    f"{a.source} of {size}")
 
 
-def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str) -> str:
-    """LLVM IR of the entry, `NAME_temp_bytes` and the constants; kernels declared only."""
+def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str,
+                  digest: str | None) -> str:
+    """LLVM IR of the entry, `NAME_temp_bytes`, the digest and the constants; kernels
+    declared only."""
     m = ir.Module(name=plan.name)
     m.triple, m.data_layout = triple, layout
+    if digest is not None:
+        text = bytearray(digest.encode("ascii") + b"\0")
+        g = ir.GlobalVariable(m, ir.ArrayType(_I8, len(text)), digest_symbol(plan.name))
+        g.initializer = ir.Constant(ir.ArrayType(_I8, len(text)), text)
+        g.global_constant = True
     consts = []
     for k, c in enumerate(plan.constants):
         data = np.ascontiguousarray(c).astype(c.dtype.newbyteorder("<"), copy=False)
@@ -453,7 +490,8 @@ def _arch_of(triple: str) -> str:
     return {"arm64": "aarch64"}.get(arch, arch)
 
 
-def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline: bool):
+def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline: bool,
+                  digest: str | None):
     """(optimized llvmlite module, target machine) for `plan`; see build_object."""
     tm, full = _target_machine(triple, cpu)
     layout = str(tm.target_data)
@@ -474,11 +512,11 @@ def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline:
         mod, symbol, arg_types = compiled[key]
         kernel_fns[name] = (symbol, [_llvmlite_type(t) for t in arg_types])
 
-    main = llvm.parse_assembly(_entry_module(plan, kernel_fns, full, layout))
+    main = llvm.parse_assembly(_entry_module(plan, kernel_fns, full, layout, digest))
     for mod in modules:
         main.link_in(mod)
 
-    exported = {plan.name, f"{plan.name}_temp_bytes"}
+    exported = {plan.name, f"{plan.name}_temp_bytes", digest_symbol(plan.name)}
     for gv in list(main.functions) + list(main.global_variables):
         if gv.is_declaration or gv.name in exported or gv.name.startswith("llvm."):
             continue
@@ -533,7 +571,7 @@ def _unsupported(text):
 
 
 def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str = "generic",
-                 *, inline: bool = False,
+                 *, inline: bool = False, digest: str | None = None,
                  allowed_imports=DEFAULT_IMPORTS) -> bytes:
     """Build the relocatable ELF object for `plan`.
 
@@ -545,9 +583,11 @@ def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str 
     With inline=False (the default) each kernel stays one local function named
     `kernel_symbol(plan.name, kernel)` so `symbol_sizes` reports code bytes per kernel (LLVM
     may still specialize it); inline=True lets LLVM inline kernels into the entry.
+    digest (`signature_digest`) is exported as `digest_symbol(plan.name)`, for loaders and
+    C code to check that the object is the one they were generated with.
     Raises AotLinkError if the object would import any symbol outside `allowed_imports`
     (e.g. libm's expf for math.exp, or floor on a generic x86-64 without SSE4.1)."""
-    module, tm = _build_module(kernels, plan, triple, cpu, inline)
+    module, tm = _build_module(kernels, plan, triple, cpu, inline, digest)
     obj = tm.emit_object(module)
     extra = sorted(set(undefined_symbols(obj)) - set(allowed_imports))
     if extra:

@@ -5,6 +5,12 @@ so a mistake is an exception, never a crash in C; non-contiguous or misaligned i
 copied. Results are fresh arrays; an in-out argument (one the function writes) is written in
 the caller's array, as NumPy would, and returned as itself where the function returns it.
 The temp arena is one per thread, reused.
+
+Before the first call the loader makes sure libNAME.so is the library it was generated
+with: a file shorter than its ELF headers say is refused before it is mapped (a truncated
+copy would die of SIGBUS), and the library's NAME_signature_digest must equal the digest
+written here (one built for another shape would write past the result arrays, one for
+another function would return its numbers). Either is an ImportError naming the file.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ TEMPLATE = '''\
 
 import ctypes
 import os
+import struct
 import threading
 
 import numpy as np
@@ -34,13 +41,60 @@ OUTPUTS = {outputs!r}  # per returned value: ("res", k, scalar), ("arg", k), ("c
 INOUT = {inout!r}  # the arguments the function writes
 SINGLE = {single!r}  # one returned value, not a tuple
 TEMP_BYTES = {temp_bytes}
+DIGEST = {digest!r}  # lib{name}.so must export the same as {name}_signature_digest
 
-_lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib{name}.so"))
+
+def _refuse(path, why):
+    raise ImportError(f"{{path}}: {{why}}; rebuild {name}.py and lib{name}.so together with "
+                      f"`jitc aot` (from {origin})")
+
+
+def _check_whole(path):
+    """dlopen maps the file's loadable segments, and touching a page past the end of a
+    truncated copy kills the process (SIGBUS): refuse a file shorter than its ELF headers
+    say it is (its segments, and the section table linkers write last)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(64)
+            if len(head) < 64 or head[:6] != b"\\x7fELF\\x02\\x01":
+                _refuse(path, f"not a 64-bit little-endian ELF library ({{size}} bytes)")
+            phoff, shoff = struct.unpack_from("<QQ", head, 32)
+            phsize, phnum, shsize, shnum = struct.unpack_from("<4H", head, 54)
+            need = [phoff + phnum * phsize, shoff + shnum * shsize]
+            f.seek(phoff)
+            table = f.read(phnum * phsize) if need[0] <= size else b""
+    except OSError as e:
+        _refuse(path, e.strerror)
+    for k in range(len(table) // phsize if phsize >= 40 else 0):
+        kind, _, offset, _, _, filesz = struct.unpack_from("<IIQQQQ", table, k * phsize)
+        if kind == 1:  # PT_LOAD
+            need.append(offset + filesz)
+    if max(need) > size:
+        _refuse(path, f"truncated: {{size}} bytes where its ELF headers need {{max(need)}}")
+
+
+def _open(path):
+    """The library, once it is whole and carries this loader's digest: a mismatch is an
+    ImportError here, never a call into code compiled for something else."""
+    _check_whole(path)
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        _refuse(path, f"cannot be loaded ({{e}})")
+    try:
+        found = (ctypes.c_char * len(DIGEST)).in_dll(lib, "{name}_signature_digest").raw
+    except ValueError:
+        _refuse(path, "it has no {name}_signature_digest (built by a jitc older than "
+                      "signature digests, or under another name)")
+    if found != DIGEST.encode():
+        _refuse(path, f"its signature digest is {{found.decode(errors='replace')}}, expected "
+                      f"{{DIGEST}} (built for another function, shape or dtype)")
+    return lib
+
+
+_lib = _open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib{name}.so"))
 _entry = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * {n_ptrs})(("{name}", _lib))
-_lib.{name}_temp_bytes.restype = ctypes.c_size_t
-_lib.{name}_temp_bytes.argtypes = []
-if _lib.{name}_temp_bytes() != TEMP_BYTES:
-    raise ImportError("lib{name}.so does not match {name}.py (temp bytes differ): rebuild both")
 
 _dtypes = [np.dtype(d) for _, _, d in ARGS]
 _shapes = [tuple(shape) for _, shape, _ in ARGS]
@@ -168,8 +222,10 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str) -> str:
-    """outputs: Artifact.outputs, where each value the function returns comes from."""
+def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str,
+                  digest: str) -> str:
+    """outputs: Artifact.outputs, where each value the function returns comes from; digest:
+    the signature digest the library must carry."""
     args = tuple((n, tuple(s), str(d)) for n, (s, d) in zip(arg_names, plan.params))
     results = tuple((tuple(s), str(d)) for s, d in plan.results)
     call = f"out = {plan.name}({', '.join(arg_names)})"
@@ -179,6 +235,6 @@ def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str
     text = TEMPLATE.format(
         name=plan.name, origin=origin, call=call, args=args, results=results,
         outputs=tuple(outputs), inout=tuple(plan.inout), single=single,
-        temp_bytes=plan.temp_bytes,
+        temp_bytes=plan.temp_bytes, digest=digest,
         n_ptrs=len(plan.params) + len(plan.results) + 1, function="{function}")
     return text.replace("{function}", _function(plan, arg_names, outputs, single, doc))

@@ -59,7 +59,8 @@ def jit_footprint() -> dict:
     return {name: installed_bytes(name) for name in JIT_STACK}
 
 
-def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str) -> dict:
+def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str,
+                digest: str) -> dict:
     syms = symbol_sizes(obj)
     sections = section_sizes(obj)
     kernels = {}
@@ -73,7 +74,7 @@ def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str
     footprint = jit_footprint()
     loaded = sum(sections.values())
     return {
-        "name": plan.name, "target": triple, "cpu": cpu,
+        "name": plan.name, "target": triple, "cpu": cpu, "signature_digest": digest,
         "object_bytes": len(obj),
         "code_bytes": code,
         "kernel_bytes": kernels,
@@ -101,7 +102,10 @@ def _kb(n: int) -> str:
 
 
 def format_report(r: dict) -> str:
-    rows = [f"{r['name']}: {r['target']} (cpu {r['cpu']})", ""]
+    rows = [f"{r['name']}: {r['target']} (cpu {r['cpu']})"]
+    if "signature_digest" in r:  # absent from reports written before digests
+        rows.append(f"  signature digest {r['signature_digest']}")
+    rows.append("")
     rows.append(f"  {'code':<22}{r['code_bytes']:>12,}  {_kb(r['code_bytes'])}")
     for k, v in r["kernel_bytes"].items():
         rows.append(f"    {k:<20}{v:>12,}")

@@ -144,7 +144,8 @@ def main(argv=None) -> int:
     except OSError as e:  # a missing file, an output directory that cannot be written
         print(f"jitc {args.command}: {e}", file=sys.stderr)
         return 2
-    except (JitcError, TypeError, ValueError) as e:
+    # MemoryError: --emit-test computes golden values, impossible for a huge argument
+    except (JitcError, TypeError, ValueError, MemoryError) as e:
         print(f"jitc {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -20,9 +21,21 @@ class ShapeDtype:
     def __init__(self, shape, dtype):
         object.__setattr__(self, "shape", tuple(int(d) for d in shape))
         object.__setattr__(self, "dtype", check_supported(dtype, "ShapeDtype"))
+        _check_size(self)
 
     def __str__(self):
         return f"{SHORT_NAMES[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+def _check_size(s: ShapeDtype):
+    """Refuse a shape no NumPy array has (NumPy's rule: the nonzero extents times the item
+    size fit in intp): compiled for, it would only give overflowed sizes in C and Python."""
+    if any(d < 0 for d in s.shape):
+        raise ValueError(f"shape {list(s.shape)} has a negative dimension")
+    nbytes = math.prod(d for d in s.shape if d) * s.dtype.itemsize
+    if nbytes > np.iinfo(np.intp).max:
+        raise ValueError(f"{s} is larger than any NumPy array can be ({nbytes:,} bytes; the "
+                         f"limit is {np.iinfo(np.intp).max:,})")
 
 
 _SPEC = re.compile(r"\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*")

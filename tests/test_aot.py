@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("numba")
 
 import jitc.aot as aot  # noqa: E402
-from jitc.aot.link import undefined_symbols  # noqa: E402
+from jitc.aot.link import symbol_sizes, undefined_symbols  # noqa: E402
 from jitc.cli import main as cli_main  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -264,6 +264,7 @@ def test_aarch64_object_runs_under_qemu(arm):
         obj = f.read()
     assert obj[:4] == b"\x7fELF" and int.from_bytes(obj[18:20], "little") == 183  # EM_AARCH64
     assert set(undefined_symbols(obj)) <= ALLOWED_IMPORTS
+    assert symbol_sizes(obj)["lstm_signature_digest"] == 33  # lstm_test.c checks it first
     assert not os.path.exists(os.path.join(arm, "liblstm.so"))  # no host library for a cross
     exe = os.path.join(arm, "lstm_test")
     subprocess.run([gcc, "-O1", "-static", "lstm_test.c", "lstm.o", "-o", exe], cwd=arm,
@@ -318,6 +319,8 @@ def test_cli_size_and_budget(small_module, tmp_path, capsys):
     (["{m}:f", "--arg", "f32[2,32]", "--name", "my-model"], "'my-model' must be an identifier"),
     (["{t}/broken.py:f", "--arg", "f32[2,32]"], "broken.py:2: syntax error"),
     (["{m}:f", "--arg", "f32[2,32]", "-o", "{t}/a_file/out"], "a_file"),
+    (["{m}:f", "--arg", "f32[99999999999,99999999999]"], "larger than any NumPy array"),
+    (["{m}:f", "--arg", "f32[2305843009213693952]"], "larger than any NumPy"),  # 2**63 bytes
 ])
 def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv, message):
     (tmp_path / "broken.py").write_text("def f(x):\n    return x +\n")
@@ -328,6 +331,16 @@ def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv
     assert cli_main(["aot", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_cli_emit_test_of_an_argument_too_big_to_allocate_exits_2(tmp_path, capsys):
+    """4 EiB of golden values: MemoryError on any machine, one line and exit 2."""
+    (tmp_path / "neg.py").write_text("def f(x):\n    return -x\n")
+    assert cli_main(["aot", f"{tmp_path}/neg.py:f", "--arg", "f32[576460752303423488]",
+                     "-o", str(tmp_path / "out"), "--emit-test"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("jitc aot: MemoryError: Unable to allocate")
 
 
 def test_cli_size_of_missing_artifact_exits_2(tmp_path, capsys):

@@ -329,6 +329,16 @@ def test_specs_that_do_not_parse_say_the_format():
         jitc.spec("f32[3")
 
 
+def test_shapes_no_numpy_array_can_have_are_refused():
+    with pytest.raises(ValueError, match=r"f32\[99999999999,99999999999\] is larger than any"):
+        jitc.spec("f32[99999999999,99999999999]")  # the element count overflows int64
+    with pytest.raises(ValueError, match="larger than any NumPy array"):
+        jitc.ShapeDtype((0, 2**61), np.float32)  # the bytes do, as NumPy counts them
+    jitc.ShapeDtype((0, 2**61 - 1), np.float32)  # the largest NumPy allows
+    with pytest.raises(ValueError, match=r"shape \[2, -1\] has a negative dimension"):
+        jitc.ShapeDtype((2, -1), np.float32)
+
+
 def test_an_unknown_backend_is_a_jitc_error_listing_the_backends():
     with pytest.raises(JitcError, match="reference"):
         jitc.jit(_layer, backend="tpu")
