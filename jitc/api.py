@@ -238,6 +238,15 @@ def write_back(dst, value):
         dst[...] = value
 
 
+def _check_int_range(value, dtype, name) -> None:
+    info = np.iinfo(dtype)
+    if type(value) is int and not info.min <= value <= info.max:
+        widest = (" (int64 is the widest integer jitc computes in: pass a float or an array)"
+                  if dtype == np.int64 else "")
+        raise OverflowError(f"argument {name!r}: Python integer {value} out of bounds for "
+                            f"{dtype}{widest}")
+
+
 def _hashable(v) -> bool:
     try:
         hash(v)
@@ -250,7 +259,7 @@ class Lowered:
     """A traced function: the graph before optimization."""
 
     def __init__(self, jitted, graph, in_tree, arg_names, arg_types, out_tree, out_specs,
-                 writebacks=(), captured=(), repeats=()):
+                 writebacks=(), captured=(), repeats=(), int_ranges=None):
         self.jitted = jitted
         self.graph = graph
         self.in_tree = in_tree
@@ -270,6 +279,9 @@ class Lowered:
         self.captured = list(captured)
         # (j, i): leaf j is the very array passed as leaf i, one buffer in the trace
         self.repeats = tuple(repeats)
+        # leaf -> the integer dtype a Python int leaf's value must fit (NumPy 2 raises
+        # OverflowError where an int32 array meets 2**40; int64 is jitc's widest)
+        self.int_ranges = dict(int_ranges or {})
 
     def as_text(self) -> str:
         return str(self.graph)
@@ -336,6 +348,8 @@ class Compiled:
         self.executable = backends.get(backend).compile(self.graph)
 
     def call_flat(self, leaves):
+        for i, dtype in self.lowered.int_ranges.items():
+            _check_int_range(leaves[i], dtype, self.lowered.arg_names[i])
         arrays = [leaf if type(leaf) is np.ndarray or _on_device(leaf)
                   else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]
@@ -390,7 +404,7 @@ class Compiled:
         return fast_call(arg_defs, self.lowered.arg_types, self.lowered.out_tree,
                          self.lowered.out_specs, run, self.executable.results,
                          self.lowered.writebacks, [p for p, _ in self.lowered.captured],
-                         self._donated(), self.lowered.repeats)
+                         self._donated(), self.lowered.repeats, self.lowered.int_ranges)
 
     def _donated(self) -> list:
         """(parameter index, result index) for written arrays the executable may compute in

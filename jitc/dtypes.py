@@ -27,6 +27,19 @@ def check_supported(dtype, what: str) -> np.dtype:
     return dtype
 
 
+# Generated loop kernels nest a loop per reduced dimension, and Python allows 20 nested
+# blocks; NumPy allows 64 dimensions.
+MAX_RANK = 16
+
+
+def check_rank(shape, what: str) -> tuple:
+    """Return `shape` or raise UnsupportedError naming `what` when it has too many dims."""
+    if len(shape) > MAX_RANK:
+        raise UnsupportedError(f"{what} has {len(shape)} dimensions; jitc compiles arrays of "
+                               f"up to {MAX_RANK}: reshape it (merge dimensions) first")
+    return shape
+
+
 def type_str(shape, dtype) -> str:
     """f32[2,3] for a float32 array of shape (2, 3)."""
     return f"{SHORT_NAMES[np.dtype(dtype)]}[{','.join(str(d) for d in shape)}]"

@@ -21,6 +21,7 @@ class _Gen:
     def __init__(self):
         self.checks: list[str] = []
         self.leaves: list[str] = []
+        self.values: list[str] = []  # each leaf as the caller passed it
         self.names: dict = {"np": np, "SignatureMiss": SignatureMiss}
 
     def bind(self, value) -> str:
@@ -32,6 +33,7 @@ class _Gen:
         kind = treedef[0]
         if kind == "leaf":
             shape, dtype, weak = arg_types[len(self.leaves)]
+            self.values.append(expr)
             if weak:  # a Python scalar: traced by its type, passed as a 0-d array
                 pytype = {"b": bool, "i": int, "f": float}[np.dtype(dtype).kind]
                 self.checks.append(f"type({expr}) is {self.bind(pytype)}")
@@ -100,7 +102,7 @@ def _getter(g, place) -> str:
 
 
 def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks=(),
-              captured=(), donated=(), repeats=()):
+              captured=(), donated=(), repeats=(), int_ranges=None):
     """A function of the positional arguments (tree defs `arg_defs`, leaf types
     `arg_types`) that allocates the results ((shape, dtype) each), calls
     `run(*leaves, *results)` to fill them, copies written arguments' new contents back into
@@ -109,8 +111,10 @@ def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks
     leaves. `donated`: (parameter index, result index) pairs whose result the driver may
     write straight into the parameter's array (numba's dispatch has already refused an array
     that is not C-contiguous and writeable, so the array given is the caller's). `repeats`:
-    (j, i) where leaf j must be the very array passed as leaf i. Allocating here is cheaper
-    than boxing arrays a numba function made (~0.15 µs an array against ~0.4)."""
+    (j, i) where leaf j must be the very array passed as leaf i. `int_ranges`: leaf -> the
+    integer dtype a Python int leaf must fit (the slow path raises the error). Allocating
+    here is cheaper than boxing arrays a numba function made (~0.15 µs an array against
+    ~0.4)."""
     g = _Gen()
     params = [f"a{i}" for i in range(len(arg_defs))]
     for p, d in zip(params, arg_defs):
@@ -126,6 +130,9 @@ def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks
         g.checks += [f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
                      for j in arrays if first.get(j, j) != first.get(i, i)]
     g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in repeats]
+    for i, dtype in (int_ranges or {}).items():
+        info = np.iinfo(dtype)
+        g.checks.append(f"{info.min} <= {g.values[i]} <= {info.max}")
     lines = [f"def fast({', '.join(params)}):"]
     if g.checks:
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]

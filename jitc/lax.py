@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.dtypes import check_rank
 from jitc.errors import ShapeError
 from jitc.source import user_loc, where
 
@@ -34,6 +35,7 @@ def emit(ctx, op, operands, **attrs):
         shape, dtype = primitives[op].infer([(n.shape, n.dtype) for n in nodes], attrs)
     except ShapeError as e:
         raise ShapeError(f"{e}{where(loc)}") from None
+    check_rank(shape, f"the result of {op}{where(loc)}")
     return tracer(ctx, ctx.graph.add(op, nodes, attrs, shape, dtype, loc))
 
 
@@ -41,6 +43,8 @@ def convert(x, dtype):
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
         return x
+    if getattr(x, "weak", False) and x.dtype.kind == "i" and dtype.kind in "iu":
+        x.ctx.narrowed(x.node, dtype)  # NumPy 2 refuses a Python int out of its range
     return emit(x.ctx, "convert", [x], dtype=dtype)
 
 

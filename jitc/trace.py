@@ -49,6 +49,8 @@ class TraceContext:
         self._constants: dict = {}
         self.captured = Capture(self)
         self.baked: set = set()  # ids of NumPy arrays read as constants
+        # parameter node of a Python int -> the narrowest integer dtype it was converted to
+        self.int_ranges: dict = {}
 
     def capture(self, array, write=False) -> Tracer:
         """The Tracer of a NumPy array the function writes (out=, x += on an array it
@@ -60,6 +62,13 @@ class TraceContext:
             raise Retrace(array)
         return self.captured.array(array, Place(array, (), f"a captured {array.dtype} array "
                                                           f"of shape {array.shape}"))
+
+    def narrowed(self, node, dtype) -> None:
+        """A Python int argument's value must fit `dtype` (checked on every call)."""
+        if node.op == "parameter":
+            now = self.int_ranges.get(node)
+            if now is None or np.iinfo(dtype).max < np.iinfo(now).max:
+                self.int_ranges[node] = np.dtype(dtype)
 
     def parameter(self, shape, dtype, *, weak=False, scalar=False, origin=None) -> Tracer:
         node = self.graph.add_parameter(shape, dtype, user_loc())

@@ -9,7 +9,7 @@ import numpy as np
 from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.capture import DEPTH, Place, is_state_object
 from jitc.creation import creating_traced_arrays
-from jitc.dtypes import check_supported
+from jitc.dtypes import check_rank, check_supported
 from jitc.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.masked import Masked
 from jitc.numpy_api import is_tracer
@@ -25,15 +25,17 @@ def _abstract(leaf, name):
     t = type(leaf)
     if t in _WEAK_DTYPES:
         return (), _WEAK_DTYPES[t], True, True
+    what = f"argument {name!r}"
     if isinstance(leaf, ShapeDtype):
-        return leaf.shape, leaf.dtype, False, False
+        return check_rank(leaf.shape, what), leaf.dtype, False, False
     if isinstance(leaf, np.generic):
-        return (), check_supported(leaf.dtype, f"argument {name!r}"), False, True
+        return (), check_supported(leaf.dtype, what), False, True
     if hasattr(leaf, "__cuda_array_interface__"):  # a device array (CuPy): no host copy
-        return tuple(leaf.shape), check_supported(leaf.dtype, f"argument {name!r}"), False, False
+        shape = check_rank(tuple(leaf.shape), what)
+        return shape, check_supported(leaf.dtype, what), False, False
     if isinstance(leaf, np.ndarray) or hasattr(leaf, "__array__"):
         a = np.asarray(leaf)
-        return a.shape, check_supported(a.dtype, f"argument {name!r}"), False, False
+        return check_rank(a.shape, what), check_supported(a.dtype, what), False, False
     raise TypeError(f"argument {name!r} is a {type(leaf).__name__}, not an array or scalar; "
                     "mark it static (jitc.jit(..., static_argnames=...)) if it configures "
                     "the computation")
@@ -105,6 +107,9 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     try:
         with creating_traced_arrays(ctx):
             out = fun(*call_args, **call_kw)
+    except (AttributeError, TypeError) as e:
+        _note_sequence_arguments(e, args, kwargs, positional)
+        raise
     finally:
         with _ACTIVE_LOCK:
             TRACES_ACTIVE[0] -= 1
@@ -138,8 +143,24 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
         else:
             specs.append(("graph", output(leaf.node), _scalar_kind(leaf)))
     captured = [(place, (array.shape, array.dtype)) for place, array, _ in capture.places]
+    int_ranges = {i: ctx.int_ranges.get(t.node, np.dtype(np.int64))
+                  for i, (t, (_, dtype, weak)) in enumerate(zip(tracers, types))
+                  if weak and dtype.kind == "i"}
     return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,
-                   captured, repeats)
+                   captured, repeats, int_ranges)
+
+
+def _note_sequence_arguments(error, args, kwargs, positional) -> None:
+    """A list or tuple argument is a container of traced scalars, not an array (as without
+    jitc, where `xs.sum()` fails the same way): say so when the trace fails on one."""
+    named = {positional[i] if i < len(positional) else f"args[{i}]": a
+             for i, a in enumerate(args)} | kwargs
+    for name, value in named.items():
+        if isinstance(value, (list, tuple)) and value and not any(
+                isinstance(v, np.ndarray) for v in value):
+            error.add_note(f"jitc: argument {name!r} is a {type(value).__name__}: it is traced "
+                           f"as a container of {len(value)} scalars, not as an array; pass "
+                           f"np.asarray({name}) to use it as one")
 
 
 def _writebacks(tracers):

@@ -48,3 +48,67 @@ def test_first_traces_and_compiles_from_threads_in_a_fresh_process(backend, tmp_
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "0 []", run.stdout
+
+
+def _add(x, k):
+    return x + k
+
+
+def test_a_python_int_out_of_the_arrays_range_raises_like_numpy():
+    """Before: f(x_int32, 2**40) wrapped silently and returned x."""
+    import numpy as np
+
+    import jitc
+
+    f = jitc.jit(_add, backend="cpu")
+    x = np.arange(4, dtype=np.int32)
+    np.testing.assert_array_equal(f(x, 3), x + 3)  # compiles; the next calls take the fast path
+    for k in (2**40, -(2**31) - 1, 2**31):
+        with pytest.raises(OverflowError) as numpy_error:
+            x + k
+        with pytest.raises(OverflowError, match=f"argument 'k': {numpy_error.value}"):
+            f(x, k)
+    np.testing.assert_array_equal(f(x, 2**31 - 1), x + (2**31 - 1))  # the bound itself fits
+
+
+def test_a_python_int_beyond_int64_is_an_error_naming_the_argument():
+    import numpy as np
+
+    import jitc
+
+    f = jitc.jit(_add, backend="cpu")
+    y = np.arange(4.0)
+    np.testing.assert_array_equal(f(y, 5), y + 5)
+    with pytest.raises(OverflowError, match="argument 'k': Python integer 2361183241434822606848 "
+                                            "out of bounds for int64 .*pass a float"):
+        f(y, 2**71)
+
+
+def test_arrays_of_more_dimensions_than_jitc_compiles_are_refused_by_name():
+    """Before: rank-33 (and rank-20) arrays died in Python's compiler ('too many statically
+    nested blocks') on generated code."""
+    import numpy as np
+
+    import jitc
+
+    total = jitc.jit(lambda x: x.sum(axis=(1, 3, 5, 7, 9, 11, 13, 15)), backend="cpu")
+    x = np.arange(2.0**15 * 3).reshape((2,) * 15 + (3,))  # 16 dims: the most there is
+    np.testing.assert_allclose(total(x), x.sum(axis=(1, 3, 5, 7, 9, 11, 13, 15)))
+    with pytest.raises(jitc.UnsupportedError, match="argument 'x' has 33 dimensions; .*up to 16"):
+        total(np.zeros((1,) * 33))
+    deep = jitc.jit(lambda x: x.reshape((1,) * 20), backend="cpu")
+    with pytest.raises(jitc.UnsupportedError, match=r"result of reshape \(at .*test_reliab"):
+        deep(np.zeros(1))
+
+
+def test_a_list_where_an_array_is_used_says_to_pass_an_array():
+    import numpy as np
+
+    import jitc
+
+    f = jitc.jit(lambda xs: xs.sum(), backend="reference")
+    with pytest.raises(AttributeError) as error:
+        f([1.0, 2.0])
+    assert "argument 'xs' is a list" in str(error.value.__notes__)
+    assert "np.asarray(xs)" in str(error.value.__notes__)
+    assert f(np.asarray([1.0, 2.0])) == 3.0
