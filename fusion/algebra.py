@@ -85,6 +85,24 @@ def divide_by_one(n, g):
         return n.operands[0]
 
 
+def divide_by_power_of_two(n, g):
+    """x / 2**k  ==>  x * 2**-k   (floats, where 2**-k is exact: both round x / 2**k once)"""
+    if n.op != "divide" or n.dtype.kind != "f":
+        return None
+    c = _scalar_value(n.operands[1])
+    if c is None or c.dtype != n.dtype or not np.isfinite(c) or c == 0:
+        return None
+    mantissa, _ = np.frexp(c)
+    with np.errstate(over="ignore"):
+        inverse = np.reciprocal(c)
+    if abs(mantissa) != 0.5 or not np.isfinite(inverse) or inverse * c != 1:
+        return None
+    k = g.add("constant", (), {"value": np.asarray(inverse, n.dtype)}, (), n.dtype, n.loc)
+    k = g.add("broadcast_in_dim", [k], {"shape": n.shape, "broadcast_dimensions": ()},
+              n.shape, n.dtype, n.loc)
+    return g.add("multiply", [n.operands[0], k], {}, n.shape, n.dtype, n.loc)
+
+
 def integer_self_subtract(n, g):
     """x - x  ==>  0   (integers only: NaN - NaN is NaN, inf - inf is NaN)"""
     if n.op == "subtract" and n.dtype.kind in "iu" and n.operands[0] is n.operands[1]:
@@ -276,7 +294,8 @@ def dot_of_transpose(n, g):
 
 
 RULES = (
-    multiply_by_one, add_zero, subtract_zero, divide_by_one, integer_self_subtract,
+    multiply_by_one, add_zero, subtract_zero, divide_by_one, divide_by_power_of_two,
+    integer_self_subtract,
     double_negation, double_not, power_of_one_or_two, select_same,
     convert_to_same_dtype, reshape_to_same_shape, reshape_of_reshape, identity_transpose,
     transpose_of_transpose, unit_transpose_is_reshape, identity_broadcast,

@@ -57,6 +57,19 @@ def test_multiply_by_one_and_divide_by_one():
     assert_ops(g, [])
 
 
+def test_divide_by_an_exact_power_of_two_is_a_multiply():
+    """Bit for bit, subnormal quotients included (x / 2**k and x * 2**-k round the same
+    value once); not where the reciprocal is inexact or overflows."""
+    _, g = simplified(lambda x: x / 4.0 + x / np.float32(2.0**-127), "f32[12]")  # subnormal
+    assert ops_of(g).count("divide") == 0
+    tiny = np.array([1e-45, 3e-45, -1e-38, 1.5, np.inf, np.nan], np.float32)
+    f = jitc.jit(lambda x: x / 8.0, backend="reference")
+    np.testing.assert_array_equal(f(tiny), tiny / 8.0)
+    for not_exact in (3.0, np.float32(2.0**-130)):  # 1 / 2**-130 overflows float32
+        _, g = simplified(lambda x, c=not_exact: x / c, "f32[12]")
+        assert "divide" in ops_of(g), not_exact
+
+
 def test_x_plus_zero_is_not_identity_for_floats_but_minus_zero_is():
     _, g = simplified(lambda x: x + 0.0, "f32[12]")
     assert "add" in ops_of(g)  # -0.0 + 0.0 == +0.0

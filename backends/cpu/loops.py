@@ -110,8 +110,9 @@ class _Writer:
 
 
 class Sizes:
-    """Shape-derived integers become slots of the run-time array `n`, so two specializations
-    that differ only in extents generate the same source and share compiled code."""
+    """Shape-derived integers and float constants become slots of the run-time array `n`,
+    so two specializations that differ only in extents or in a float constant (a learning
+    rate, a scale) generate the same source and share compiled code."""
 
     def __init__(self):
         self.values: list[int] = []
@@ -119,6 +120,16 @@ class Sizes:
     def __call__(self, value) -> str:
         self.values.append(int(value))
         return f"n[{len(self.values) - 1}]"
+
+    def scalar(self, value, dtype) -> str:
+        """A constant: floats as a slot holding their bits; integers and booleans stay
+        literals (LLVM turns division, remainder and shifts by a known integer into cheap
+        code, and no user tunes an integer the way they tune a float)."""
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            return literal(value, dtype)
+        slot = self(np.asarray(value, np.float64).view(np.int64))
+        return f"{TYPE_NAMES[dtype]}(np.int64({slot}).view(np.float64))"
 
 
 class LoopKernel:
@@ -208,7 +219,7 @@ class LoopKernel:
                 return f"{self._chunk_slice(arr)}[j]"
             return self._indexed(arr, idx)
         if op == "constant":
-            return literal(n.attrs["value"][()], n.dtype)
+            return self.sz.scalar(n.attrs["value"][()], n.dtype)
         if op in ops.REDUCTIONS:
             want = tuple(self.index[d] for d in self.outer)
             # a size-1 outer dim is indexed by 0 through broadcasts: the same row
