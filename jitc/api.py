@@ -198,6 +198,12 @@ class Jitted:
             return self
         return functools.partial(self, obj)
 
+    def __reduce__(self):
+        """Pickled by name, as the function it wraps would be: `Pool.map(f, ...)` sends a
+        jitted function to its workers this way, each compiling its own (compiled code and
+        locks do not travel). One that its module does not name cannot be pickled."""
+        return self.__qualname__
+
 
 def _on_device(x) -> bool:
     """A device array (CuPy, numba, numba's simulator): the backend takes it as it is."""

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import functools
 
-from numba.np.ufunc.parallel import _launch_threads
-
 from jitc.backends.cpu.cache import load_module
+from jitc.backends.cpu.threads import start_thread_pool
 
 # Below this much work (elements, or multiply-adds for a dot) one thread does all rows: a
 # parallel region costs a few microseconds to start.
 PARALLEL_MIN_WORK = 1 << 16
+# Rows are split into this many chunks per thread, so that when a core is busy with another
+# process the threads on free cores take over its share (TBB steals chunks) instead of the
+# call waiting for a descheduled thread: with one chunk per thread a contended call took as
+# long as a single-threaded one.
+CHUNKS_PER_THREAD = 8
 
 SOURCE = f'''\
 # jitc's launcher (backends/cpu/launcher.py)
@@ -37,7 +41,7 @@ def _parallel(kernel, pack, rows, chunks):
 @cfunc(LAUNCHER_SIGNATURE, nogil=True, cache=persistent())
 def launch(kernel, pack, rows, work):
     if work >= {PARALLEL_MIN_WORK} and rows > 1:
-        chunks = min(thread_count(), rows)
+        chunks = min({CHUNKS_PER_THREAD} * thread_count(), rows)
         if chunks > 1:
             return min(_parallel(kernel, pack, rows, chunks), 1)
     return call_kernel(kernel, pack, 0, rows)
@@ -46,7 +50,7 @@ def launch(kernel, pack, rows, work):
 
 @functools.cache
 def launcher_module():
-    _launch_threads()  # registers get_num_threads, which cached code links against
+    start_thread_pool()  # registers get_num_threads, which cached code links against
     return load_module(SOURCE)
 
 
