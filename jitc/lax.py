@@ -1,6 +1,6 @@
 """Builders that emit one primitive on Tracers, with the obvious no-op cases elided.
 
-The NumPy layer (numpy_api.py) is written in terms of these, as jax.numpy is in terms of lax.
+The NumPy layer (numpy_api/) is written in terms of these, as jax.numpy is in terms of lax.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A Tracer stands for an array during tracing. NumPy calls reach jitc through
 `__array_ufunc__` and `__array_function__`; operators, indexing and methods forward to
-the same implementations in numpy_api.py, so every path shares one set of rules.
+the same implementations in numpy_api/, so every path shares one set of rules.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def _inplace(ufunc):
     def method(self, other):
         if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
             return api.apply_operator(ufunc, (self, other))
-        from jitc.numpy_writes import ufunc_into
+        from jitc.numpy_api.writes import ufunc_into
 
         return ufunc_into(ufunc, (self, other), self)
 

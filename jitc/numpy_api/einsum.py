@@ -6,7 +6,7 @@ import string
 
 from jitc import lax
 from jitc.errors import UnsupportedError
-from jitc.numpy_api import _mark, find_ctx, lift, result_type
+from jitc.numpy_api.core import _mark, find_ctx, lift, result_type
 from jitc.source import where
 
 

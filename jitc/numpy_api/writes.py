@@ -9,18 +9,16 @@ import numpy as np
 from jitc import lax
 from jitc.errors import JitcError, ShapeError, UnsupportedError
 from jitc.mutation import assign
-from jitc.numpy_api import (
-    _broadcast_shapes,
+from jitc.numpy_api.core import (
     _dtype_key,
-    _loop_dtypes,
     _shape,
-    apply_ufunc,
     find_ctx,
     implements,
     is_tracer,
     lift,
     normalize_axis,
 )
+from jitc.numpy_api.ufuncs import _broadcast_shapes, _loop_dtypes, apply_ufunc
 from jitc.source import where
 
 _NumpyCastingError = np._core._exceptions._UFuncOutputCastingError
@@ -84,7 +82,7 @@ def write_out(out, result, casting, what, ufunc=None, mask=True):
 
 def ufunc_into(ufunc, inputs, out):
     """`out op= y`: NumPy's in-place operator, same_kind casting."""
-    from jitc.numpy_api import matmul
+    from jitc.numpy_api.linalg import matmul
 
     result = matmul(*inputs) if ufunc is np.matmul else apply_ufunc(ufunc, inputs)
     return write_out(out, result, "same_kind", f"np.{ufunc.__name__}", ufunc)
@@ -168,7 +166,7 @@ def ufunc_at(ufunc, a, indices, b=None):
     except ShapeError:
         raise ShapeError(f"np.{name}.at: values of shape {_shape(b)} do not broadcast to "
                          f"{shape}{where()}") from None
-    from jitc.numpy_api import _UFUNC_ALIASES
+    from jitc.numpy_api.ufuncs import _UFUNC_ALIASES
 
     mode = _UFUNC_ALIASES.get(name, name)
     assign(dest, lax.emit(ctx, "scatter", [dest, idx, value], axis=0, mode=mode))

@@ -1,0 +1,42 @@
+"""NumPy functions on Tracers, decomposed into primitives (jitc's jax.numpy), by family.
+
+Dtypes follow NumPy 2 exactly by asking NumPy itself (core.py). FUNCTIONS maps each
+supported NumPy function to its implementation (each family module registers its own with
+`implements`); anything else raises UnsupportedError, never a silent NumPy fallback.
+
+    core        tracer detection, lifting values into a trace, dtype rules, axes
+    ufuncs      ufuncs and operators, where/clip/round/astype/copy
+    reductions  sum ... argmin, with NumPy's accumulator dtypes
+    shapes      views, joins, shape queries
+    creation    the *_like family, tril/triu (np.zeros and friends: jitc/creation.py)
+    indexing    np.take (x[key] itself: jitc/indexing.py)
+    linalg      matmul, dot, tensordot, einsum (einsum.py)
+    writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
+"""
+
+from jitc.numpy_api import creation, indexing, linalg, reductions, shapes, ufuncs, writes
+from jitc.numpy_api.core import FUNCTIONS, find_ctx, implements, is_tracer, lift, result_type
+from jitc.numpy_api.linalg import dot, matmul
+from jitc.numpy_api.reductions import (  # noqa: A004
+    all_,
+    amax,
+    amin,
+    any_,
+    argmax,
+    argmin,
+    mean,
+    prod,
+    std,
+    sum,
+    var,
+)
+from jitc.numpy_api.shapes import ravel, reshape, squeeze, swapaxes, transpose
+from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_dispatch
+
+__all__ = [
+    "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
+    "creation", "indexing", "linalg", "reductions", "shapes", "ufuncs", "writes",
+    "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
+    "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
+    "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",
+]
