@@ -43,8 +43,8 @@ def _leaf_signature(leaf):
         return "scalar", leaf.dtype
     if isinstance(leaf, ShapeDtype):
         return leaf.shape, leaf.dtype
-    if isinstance(leaf, np.ndarray):
-        return leaf.shape, leaf.dtype
+    if isinstance(leaf, np.ndarray):  # a subclass: compiled (or refused) for its own type
+        return leaf.shape, leaf.dtype, t
     if hasattr(leaf, "__array__") or hasattr(leaf, "__cuda_array_interface__"):
         a = np.asarray(leaf) if not hasattr(leaf, "__cuda_array_interface__") else leaf
         return tuple(a.shape), np.dtype(a.dtype)

@@ -4,7 +4,7 @@ A call of a jitted function normally flattens its argument tree, builds a cache 
 every leaf and looks it up; that costs more than the kernels of a small step function. The
 fast call instead reads the leaves straight out of the arguments at fixed positions (code
 generated for the compiled tree structure), checks only what the executable cannot (the
-tree's containers, the Python type of scalar leaves), allocates the result arrays, hands
+tree's containers, the Python type of every leaf), allocates the result arrays, hands
 leaves and results to an executable that checks array shapes and types itself, and builds
 the result tree the same way. Any mismatch raises SignatureMiss (or numba's TypeError)
 before a result is written, and the caller takes the slow path.
@@ -38,6 +38,8 @@ class _Gen:
                 pytype = {"b": bool, "i": int, "f": float}[np.dtype(dtype).kind]
                 self.checks.append(f"type({expr}) is {self.bind(pytype)}")
                 expr = f"np.asarray({expr}, {self.bind(np.dtype(dtype))})"
+            else:  # numba's dispatch would take an ndarray subclass (np.matrix) as plain
+                self.checks.append(f"type({expr}) is {self.bind(np.ndarray)}")
             self.leaves.append(expr)
         elif kind == "none":
             self.checks.append(f"{expr} is None")

@@ -33,12 +33,36 @@ def _abstract(leaf, name):
     if hasattr(leaf, "__cuda_array_interface__"):  # a device array (CuPy): no host copy
         shape = check_rank(tuple(leaf.shape), what)
         return shape, check_supported(leaf.dtype, what), False, False
+    _refuse_other_array_semantics(leaf, what)
     if isinstance(leaf, np.ndarray) or hasattr(leaf, "__array__"):
         a = np.asarray(leaf)
         return check_rank(a.shape, what), check_supported(a.dtype, what), False, False
     raise TypeError(f"argument {name!r} is a {type(leaf).__name__}, not an array or scalar; "
                     "mark it static (jitc.jit(..., static_argnames=...)) if it configures "
                     "the computation")
+
+
+# ndarray subclasses that only change where the data lives, not what operations mean
+_PLAIN_SUBCLASSES = (np.memmap,)
+
+
+def _refuse_other_array_semantics(leaf, what):
+    """An array type whose operations mean something else than ndarray's (np.matrix's `*`
+    is a matrix product, a masked array skips masked elements, an __array_function__ type
+    runs its own code): computing on its plain data would silently change the answer."""
+    t = type(leaf)
+    if isinstance(leaf, np.ndarray):
+        if t is np.ndarray or isinstance(leaf, _PLAIN_SUBCLASSES):
+            return
+        kind = "an ndarray subclass with its own semantics"
+    elif hasattr(t, "__array_function__"):
+        kind = "an array type that implements NumPy functions itself (__array_function__)"
+    else:
+        return
+    extra = " (its mask would be lost)" if isinstance(leaf, np.ma.MaskedArray) else ""
+    raise TypeError(f"{what} is a {t.__module__}.{t.__qualname__}, {kind}; jitc computes "
+                    f"with plain ndarrays{extra}: pass np.asarray(...) if plain NumPy "
+                    "semantics are what you want")
 
 
 def _names(jitted, args, kwargs, static_nums):

@@ -387,3 +387,41 @@ def test_hostile_inputs_never_crash_the_interpreter(backend):
     for line in out.stdout.splitlines():
         if "traced index" in line or "np.take" in line:
             assert line.startswith("raised") and "IndexError" in line, out.stdout
+
+
+# ------------------------------------------------------------ arrays with their own semantics
+
+class _DuckArray:
+    """An array type that implements NumPy functions itself, as dask or pint arrays do."""
+
+    def __array__(self, dtype=None, copy=None):
+        return np.ones((2, 2))
+
+    def __array_function__(self, func, types, args, kwargs):
+        return NotImplemented
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("make, what", [
+    (np.matrix, r"numpy\.matrix, an ndarray subclass"),
+    (lambda a: np.ma.array(a, mask=a > 2), r"MaskedArray, .*mask would be lost"),
+    (lambda a: _DuckArray(), r"_DuckArray, an array type that implements NumPy functions"),
+])
+def test_arrays_whose_operations_mean_something_else_are_refused_by_name(backend, make, what):
+    """Before: np.matrix got elementwise `*` (NumPy: a matrix product) and a masked array lost
+    its mask, silently; the fast path took them once a plain call had compiled."""
+    f = jitc.jit(lambda a, b: a * b, backend=backend)
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(f(x, x), x * x)
+    np.testing.assert_array_equal(f(x, x), x * x)  # now through the fast path
+    with pytest.raises(TypeError, match=r"argument 'a' is a .*" + what):
+        f(make(x), x)
+
+
+def test_a_memmap_is_a_plain_array(tmp_path):
+    f = jitc.jit(lambda a, b: a * b + 1.0)
+    x = np.arange(6.0).reshape(2, 3)
+    m = np.memmap(tmp_path / "m.bin", dtype=np.float64, mode="w+", shape=(2, 3))
+    m[:] = x
+    f(x, x)
+    np.testing.assert_array_equal(f(m, x), np.asarray(m * x + 1.0))
