@@ -85,6 +85,22 @@ def uses_diag_einsum(x):
     return np.einsum("ii->i", x[:, :3])
 
 
+def uses_pad_ramp(x):
+    return np.pad(x, 1, mode="linear_ramp")
+
+
+def uses_pad_odd(x):
+    return np.pad(x, 1, mode="reflect", reflect_type="odd")
+
+
+def uses_pad_traced_value(x):
+    return np.pad(x, 1, constant_values=x[0, 0])
+
+
+def uses_roll_traced_shift(x):
+    return np.roll(x, x.shape[0] + x[0, 0].astype(np.int32))
+
+
 @pytest.mark.parametrize("fn,name,line", [
     (uses_sort, "np.sort", "np.sort(x)"),
     (uses_cumsum, "np.cumsum", "np.cumsum(y)"),
@@ -96,6 +112,10 @@ def uses_diag_einsum(x):
     (uses_accumulate, "np.add.accumulate", "np.add.accumulate(x)"),
     (uses_out, "where= without out=", "np.exp(x, where"),
     (uses_diag_einsum, "einsum", "np.einsum"),
+    (uses_pad_ramp, "np.pad mode='linear_ramp'", "np.pad(x, 1, mode="),
+    (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
+    (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
+    (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
 ])
 def test_unsupported_names_the_function_and_the_users_line(fn, name, line):
     before = X.copy()

@@ -584,6 +584,36 @@ case("gelu tanh", lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.0
 case("sigmoid, logsumexp", lambda x: (1 / (1 + np.exp(-x)), np.log(np.sum(np.exp(x), axis=-1))),
      [(a(3, 4),)], dtypes=FLOATS, reduces=True)
 
+# -- shifting and padding: stencils and convolutions (np.roll, np.pad, np.diff)
+case("np.roll", lambda x: (np.roll(x, 2), np.roll(x, -7, axis=1), np.roll(x, 13, axis=0),
+                           np.roll(x, (1, -2), axis=(0, 1)), np.roll(x, (1, 1), axis=(-1, -1))),
+     [(a(4, 5),), (a(3, 0),)])
+case("np.roll 1-d and 0-d", lambda x: (np.roll(x, 1), np.roll(x, -1)), [(a(6),), (a(),)])
+case("np.roll axis out of bounds", lambda x: np.roll(x, 1, axis=2), [(a(4, 5),)])
+case("np.roll float shift", lambda x: np.roll(x, 1.5, axis=1), [(a(4, 5),)])
+case("np.roll float axis", lambda x: np.roll(x, 1, axis=1.0), [(a(4, 5),)])
+case("np.pad constant", lambda x: (np.pad(x, 2), np.pad(x, ((1, 2), (0, 3)), constant_values=7.5),
+                                   np.pad(x, ((1, 2), (3, 4)), constant_values=((1, 2), (3, 4))),
+                                   np.pad(x, (1, 0), constant_values=-1)),
+     [(a(4, 5),), (a(3, 0),)])
+case("np.pad edge/reflect/symmetric/wrap",
+     lambda x: (np.pad(x, 3, mode="edge"), np.pad(x, ((2, 9), (7, 1)), mode="reflect"),
+                np.pad(x, ((2, 9), (7, 1)), mode="symmetric"),
+                np.pad(x, ((2, 9), (11, 1)), mode="wrap"), np.pad(x, 1, mode="reflect")),
+     [(a(4, 5),), (a(1, 3),)])
+case("np.pad im2col", lambda x: np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), [(a(2, 3, 4, 4),)])
+case("np.pad negative width", lambda x: np.pad(x, -1), [(a(4, 5),)])
+case("np.pad float width", lambda x: np.pad(x, 1.0), [(a(4, 5),)])
+case("np.pad width of the wrong shape", lambda x: np.pad(x, ((1, 2, 3),)), [(a(4, 5),)])
+case("np.pad keyword of another mode", lambda x: np.pad(x, 1, mode="edge", constant_values=3),
+     [(a(4, 5),)])
+case("np.pad empty axis", lambda x: np.pad(x, 1, mode="edge"), [(a(3, 0),)])
+case("np.diff", lambda x: (np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0),
+                           np.diff(x, prepend=0, append=x[:, :1]), np.diff(x, 9)),
+     [(a(4, 5),), (a(3, 0),)])
+case("np.diff 0-d", np.diff, [(a(),)])
+case("np.diff negative or float order", lambda x: (np.diff(x, -1), np.diff(x, 1.5)), [(a(4, 5),)])
+
 
 # Compiled backends take seconds per kernel to compile (numba), so by default they run every
 # case on a sample of its variants (Case.variants(full=False)) and memory layouts (compiled
@@ -600,6 +630,7 @@ LAYOUTS_EVERYWHERE = {
     "x[1:-1:2, 1::3]", "x[:, ids], x[ids, 1], x[1, :, ids], x[..., ids]",
     "W[ids] (embedding lookup)", "concatenate", "np.where", "np.clip arrays", "astype",
     "tril/triu", "layernorm", "softmax(relu(x @ W + b))", "broadcast_to", "stack",
+    "np.roll", "np.pad edge/reflect/symmetric/wrap", "np.diff",
 }
 
 

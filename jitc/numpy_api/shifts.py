@@ -1,0 +1,196 @@
+"""Shifting and padding: np.roll, np.pad, np.diff, as slices and joins that fuse.
+
+The index arithmetic is NumPy's own: along one axis, np.roll and np.pad of `np.arange(n)`
+give the source position of every output position, for any shift or width (a reflection
+wider than the array included). Those positions are cut into runs that step by +1, -1 or 0,
+and each run is one slice (or a broadcast edge), so the result is a concatenate of slices,
+which loop kernels write cell by cell, never a gather.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from jitc import lax
+from jitc.errors import UnsupportedError
+from jitc.numpy_api.core import _lifted, _mark, implements, is_tracer, lift, normalize_axis
+from jitc.numpy_api.shapes import concatenate
+from jitc.numpy_api.ufuncs import apply_ufunc
+from jitc.source import where
+
+
+def _static_int(value, what):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what}: {type(value).__name__!r} object cannot be interpreted as "
+                        f"an integer{where()}") from None
+
+
+def _traced(x) -> bool:
+    """Is `x`, or anything in it (nested tuples and lists), a traced value?"""
+    if isinstance(x, (tuple, list)):
+        return any(_traced(v) for v in x)
+    return is_tracer(x)
+
+
+def _runs(positions):
+    """(start, step, count) runs covering `positions`, each step in (-1, 0, 1)."""
+    runs, i = [], 0
+    while i < len(positions):
+        j = i + 1
+        step = int(positions[j] - positions[i]) if j < len(positions) else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        else:
+            while j < len(positions) and positions[j] - positions[j - 1] == step:
+                j += 1
+        runs.append((int(positions[i]), step, j - i))
+        i = j
+    return runs
+
+
+def _take_positions(a, positions, axis):
+    """a with `axis` replaced by a[..., positions, ...] (static positions), as slices."""
+    if len(positions) == a.shape[axis] and np.array_equal(positions, np.arange(len(positions))):
+        return a
+    pieces = []
+    for start, step, count in _runs(positions):
+        key = [slice(None)] * a.ndim
+        if step == 0:
+            key[axis] = slice(start, start + 1)
+            piece = a[tuple(key)]
+            shape = list(piece.shape)
+            shape[axis] = count
+            pieces.append(lax.broadcast_to(piece, tuple(shape)))
+            continue
+        stop = start + step * count
+        key[axis] = slice(start, None if stop < 0 else stop, step)
+        pieces.append(a[tuple(key)])
+    return lax.concatenate(pieces, axis)
+
+
+@implements(np.roll)
+def roll(a, shift, axis=None):
+    a = _lifted(a)
+    if axis is None:
+        flat = lax.reshape(a, (a.size,))
+        rolled = roll(flat, shift, 0)
+        return _mark(lax.reshape(rolled, a.shape), False)
+    if _traced(shift):
+        raise UnsupportedError(f"np.roll shift must be Python ints (a traced shift would give "
+                               f"a data-dependent layout){where()}")
+    shifts, axes = np.broadcast_arrays(np.asarray(shift, dtype=object),
+                                       np.asarray(axis, dtype=object))
+    total = {}
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        ax = normalize_axis(_static_int(ax, "np.roll axis"), a.ndim)
+        total[ax] = total.get(ax, 0) + int(s)  # NumPy truncates a float shift
+    out = a
+    for ax, s in total.items():
+        n = a.shape[ax]
+        if n:
+            out = _take_positions(out, np.roll(np.arange(n), s), ax)
+    return _mark(out, False)
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+@implements(np.pad)
+def pad(array, pad_width, mode="constant", **kwargs):
+    a = _lifted(array)
+    if callable(mode) or mode not in _PAD_MODES:
+        raise UnsupportedError(f"np.pad mode={mode!r} is not supported by jitc (supported: "
+                               f"{', '.join(_PAD_MODES)}){where()}")
+    allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"},
+               "symmetric": {"reflect_type"}}.get(mode, set())
+    unexpected = set(kwargs) - allowed
+    if unexpected:
+        raise ValueError(f"unsupported keyword arguments for mode {mode!r}: "
+                         f"{sorted(unexpected)}{where()}")
+    if kwargs.get("reflect_type", "even") != "even":
+        raise UnsupportedError(f"np.pad reflect_type={kwargs['reflect_type']!r} is not "
+                               f"supported by jitc (only 'even'){where()}")
+    widths = _pairs(pad_width, a.ndim, "pad_width", as_index=True)
+    if mode == "constant":
+        values = kwargs.get("constant_values", 0)
+        if _traced(values):
+            raise UnsupportedError(f"np.pad constant_values must be numbers, not traced "
+                                   f"values{where()}")
+        values = _pairs(values, a.ndim, "constant_values")
+    out = a
+    for ax, (before, after) in enumerate(widths):
+        if not before and not after:
+            continue
+        n = out.shape[ax]
+        if mode == "constant":
+            out = _pad_constant(out, ax, before, after, values[ax])
+            continue
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
+                             f"or 'empty'{where()}")
+        positions = np.pad(np.arange(n), (before, after), mode=mode)
+        out = _take_positions(out, positions, ax)
+    return _mark(out, False)
+
+
+def _pad_constant(a, axis, before, after, values):
+    pieces = []
+    for width, value in ((before, values[0]), (after, values[1])):
+        shape = list(a.shape)
+        shape[axis] = width
+        with np.errstate(all="ignore"):  # NumPy assigns the value: an unsafe cast
+            fill = np.asarray(value).astype(a.dtype)
+        pieces.append(lax.full(a.ctx, tuple(shape), fill, a.dtype) if width else None)
+    return lax.concatenate([p for p in (pieces[0], a, pieces[1]) if p is not None], axis)
+
+
+def _pairs(x, ndim, what, as_index=False):
+    """NumPy's np.pad broadcast of a width or value to one (before, after) pair per axis."""
+    arr = np.asarray(x, dtype=object if not as_index else None)
+    if as_index:
+        if arr.dtype.kind not in "iu" and arr.size:
+            raise TypeError(f"`pad_width` must be of integral type.{where()}")
+        if arr.size and arr.min() < 0:
+            raise ValueError(f"index can't contain negative values{where()}")
+    try:
+        pairs = np.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"np.pad: {what} of shape {arr.shape} cannot be broadcast to "
+                         f"({ndim}, 2){where()}") from None
+    return [(int(p[0]), int(p[1])) if as_index else (p[0], p[1]) for p in pairs]
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    a = _lifted(a)
+    n = _static_int(n, "np.diff n")
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}{where()}")
+    if a.ndim == 0:
+        raise ValueError(f"diff requires input that is at least one dimensional{where()}")
+    axis = normalize_axis(axis, a.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is np._NoValue:
+            parts.append(None)
+            continue
+        e = lift(a.ctx, extra)
+        if e.ndim == 0:
+            shape = list(a.shape)
+            shape[axis] = 1
+            e = lax.broadcast_to(e, tuple(shape))
+        parts.append(e)
+    if parts[0] is not None or parts[1] is not None:
+        a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    op = np.not_equal if a.dtype == np.dtype(bool) else np.subtract
+    for _ in range(n):
+        m = a.shape[axis]
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[axis], lo[axis] = slice(1, None), slice(None, max(m - 1, 0))
+        a = apply_ufunc(op, (a[tuple(hi)], a[tuple(lo)]))
+    return _mark(a, False)
