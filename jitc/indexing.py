@@ -1,5 +1,9 @@
 """x[key] on Tracers: basic slicing (steps, negative steps, None, Ellipsis, ints) as one
-slice + reshape, and one integer-array index as a gather, placed where NumPy places it."""
+slice + reshape, and integer-array indices as one gather, placed where NumPy places it.
+
+Several integer arrays (`X[:, k, i, j]`, im2col) broadcast together and index their axes
+jointly: those axes are moved together and merged into one, and the arrays combined into
+one linear index into it (`(k * n_i + i) * n_j + j`), so one gather (or scatter) does it."""
 
 from __future__ import annotations
 
@@ -40,9 +44,9 @@ def _expand(key, ndim):
 
 
 class _Index:
-    """A key split as NumPy applies it: a basic part (slice + reshape of x) and at most one
-    integer array gathered along `axis` of that part. `front`: NumPy moves the gathered dims
-    to the front (advanced indices separated by a slice or int)."""
+    """A key split as NumPy applies it: a basic part (slice + reshape of x) and the integer
+    arrays, gathered along `axis` of that part once merged (see merged). `front`: NumPy moves
+    the gathered dims to the front (advanced indices separated by a slice or None)."""
 
     def __init__(self, x, key):
         # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
@@ -83,17 +87,33 @@ class _Index:
                 start.append(i), limit.append(i + 1), stride.append(1)
                 int_pos.append(item)
             dim += 1
-        if len(array_pos) > 1:
-            raise UnsupportedError(f"indexing with more than one integer array is not "
-                                   f"supported{where()}")
         self.basic = derive_view(x, lax.reshape(lax.slice_(x, start, limit, stride),
                                                 out_shape))
         self.axis = self.idx = None
         self.front = False
+        self.arrays = [(pos, k) for pos, k, _ in array_pos]
         if array_pos:
-            self.axis, self.idx, item = array_pos[0]
-            items = sorted(int_pos + [item])
+            self.axis, self.idx, _ = array_pos[0]
+            items = sorted(int_pos + [item for _, _, item in array_pos])
             self.front = items != list(range(items[0], items[-1] + 1)) and self.axis != 0
+
+    def merged(self, y):
+        """(y with the integer-indexed axes together at self.axis and merged into one, the
+        one index into it, the transpose that moved them, y's shape after it). One array:
+        y and its index as they are."""
+        ctx = y.ctx
+        if len(self.arrays) == 1:
+            idx = normalized_index(ctx, self.idx, y.shape[self.axis], self.axis)
+            return y, idx, None, y.shape
+        axes = [pos for pos, _ in self.arrays]
+        first = axes[0]
+        rest = [d for d in range(y.ndim) if d not in axes]
+        perm = [d for d in rest if d < first] + axes + [d for d in rest if d > first]
+        moved = lax.transpose(y, perm)
+        sizes = [y.shape[a] for a in axes]
+        merged_shape = moved.shape[:first] + (_prod(sizes),) + moved.shape[first + len(axes):]
+        return (lax.reshape(moved, merged_shape), _linear_index(ctx, self.arrays, sizes),
+                perm, moved.shape)
 
     def front_perm(self, ndim, nidx):
         """The transpose taking the gathered dims (at self.axis) to the front."""
@@ -113,9 +133,13 @@ def getitem(x, key):
         if y.scalar:  # s[...] of a NumPy scalar: a 0-d array
             return _view(y, False)
         return y
-    out = take_along(y, ix.idx, ix.axis)
+    if len(ix.arrays) == 1:
+        out = take_along(y, ix.idx, ix.axis)
+    else:
+        merged, idx, _, _ = ix.merged(y)
+        out = lax.gather(merged, idx, ix.axis)
     if ix.front:
-        out = lax.transpose(out, ix.front_perm(out.ndim, out.ndim - y.ndim + 1))
+        out = lax.transpose(out, ix.front_perm(out.ndim, out.ndim - y.ndim + len(ix.arrays)))
     return _view(out, out.ndim == 0 and not ix.has_ellipsis)
 
 
@@ -142,15 +166,18 @@ def setitem(x, key, value):
     if ix.idx is None:
         assign(dest, _fit(v, dest.shape, dest.dtype))
         return
-    idx = normalized_index(ctx, ix.idx, dest.shape[ix.axis], ix.axis)
-    gathered = list(dest.shape[:ix.axis]) + list(idx.shape) + list(dest.shape[ix.axis + 1:])
+    merged, idx, perm, moved_shape = ix.merged(dest)
+    gathered = list(merged.shape[:ix.axis]) + list(idx.shape) + list(merged.shape[ix.axis + 1:])
     if ix.front:
-        perm = ix.front_perm(len(gathered), idx.ndim)
-        moved = _fit(v, [gathered[p] for p in perm], dest.dtype)
-        v = lax.transpose(moved, tuple(int(i) for i in np.argsort(perm)))
+        front = ix.front_perm(len(gathered), idx.ndim)
+        moved = _fit(v, [gathered[p] for p in front], dest.dtype)
+        v = lax.transpose(moved, tuple(int(i) for i in np.argsort(front)))
     else:
         v = _fit(v, gathered, dest.dtype)
-    assign(dest, lax.emit(ctx, "scatter", [dest, idx, v], axis=ix.axis, mode="set"))
+    new = lax.emit(ctx, "scatter", [merged, idx, v], axis=ix.axis, mode="set")
+    if perm is not None:  # back to dest's layout
+        new = lax.transpose(lax.reshape(new, moved_shape), tuple(int(i) for i in np.argsort(perm)))
+    assign(dest, new)
 
 
 def _fit(v, shape, dtype):
@@ -197,6 +224,37 @@ def _set_masked(x, mask, value):
     v = lax.reshape(v, rest if per_row else ())
     new = lax.select(full, lax.broadcast_to(lax.convert(v, x.dtype), x.shape), x)
     assign(x, new)
+
+
+def _linear_index(ctx, arrays, sizes):
+    """Integer arrays indexing axes of `sizes` (NumPy broadcasts them together) as one index
+    into those axes merged, row-major. A traced index out of its own axis's range makes the
+    linear index out of range too, so the gather's (or scatter's) run-time check refuses it
+    rather than reading a neighbouring row."""
+    idxs = [normalized_index(ctx, k, n, pos) for (pos, k), n in zip(arrays, sizes)]
+    try:
+        shape = np.broadcast_shapes(*(i.shape for i in idxs))
+    except ValueError:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {' '.join(str(i.shape) for i in idxs)}{where()}") from None
+    total = _prod(sizes)
+    linear = bad = None
+    for i, n in zip(idxs, sizes):
+        i = lax.broadcast_to(i, shape)
+        if not _is_constant(i):  # gather counts a negative entry from the end of its axis
+            wrapped = i + (i < 0) * n
+            out = (wrapped < 0) | (wrapped >= n)
+            bad = out if bad is None else bad | out
+            i = wrapped
+        linear = i if linear is None else linear * n + i
+    if bad is not None:
+        linear = lax.select(bad, lax.full(ctx, shape, total, np.int64), linear)
+    return linear
+
+
+def _is_constant(t) -> bool:
+    return t.node.op == "constant" or (t.node.op == "broadcast_in_dim"
+                                       and t.node.operands[0].op == "constant")
 
 
 def _prod(shape) -> int:

@@ -445,3 +445,15 @@ def test_a_memmap_is_a_plain_array(tmp_path):
     m[:] = x
     f(x, x)
     np.testing.assert_array_equal(f(m, x), np.asarray(m * x + 1.0))
+
+
+def test_several_index_arrays_refuse_one_out_of_its_axis_range(backend):
+    """The arrays are merged into one linear index: j = 6 on an axis of 6 must not read the
+    next row's first element (the linear index alone would still be in range)."""
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.float64).reshape(2, 3, 6, 6)
+    k = np.array([0, 1, 2])
+    i = np.array([1, -6, 5])
+    f = jitc.jit(lambda x, k, i, j: x[:, k, i, j], backend=backend)
+    np.testing.assert_array_equal(f(x, k, i, np.array([0, 5, 3])), x[:, k, i, [0, 5, 3]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(x, k, i, np.array([0, 6, 3]))

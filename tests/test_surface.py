@@ -614,6 +614,24 @@ case("np.diff", lambda x: (np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0),
 case("np.diff 0-d", np.diff, [(a(),)])
 case("np.diff negative or float order", lambda x: (np.diff(x, -1), np.diff(x, 1.5)), [(a(4, 5),)])
 
+# -- several integer arrays, broadcast together (im2col's X[:, k, i, j])
+def SEVERAL(x, k, i, j):  # noqa: N802 - a table entry
+    y = x.copy()
+    y[:, k, i, j] = -1
+    y[0, k[0], :, j[0]] = 5
+    return (x[:, k, i, j], x[0, k, :, j], x[:, :, i, j], x[..., i[0], j[0]],
+            x[:, None, k[0], i[0]], x[:, k[0], None, i[0]], x[1, k[:, :1], i[:1]], y)
+
+
+case("x[:, k, i, j] (several index arrays)", SEVERAL,
+     [(a(2, 3, 6, 6), a(4, 5, dtype=I64, kind="idx", high=3),
+       a(4, 5, dtype=I32, kind="idx", high=6), a(4, 5, dtype=I64, kind="uidx", high=6))],
+     dtypes=(F32, I32))
+case("x[[0, 1], [2, 3]], np.ix_", lambda x: (x[[0, 1], [2, 3]], x[np.ix_([0, 2], [1, 3])],
+                                              x[[[0], [2]], [-1, 0, 1]]), [(a(4, 5),)])
+case("index arrays that do not broadcast", lambda x, i, j: x[i, j],
+     [(a(4, 5), a(3, dtype=I64, kind="uidx", high=4), a(2, dtype=I64, kind="uidx", high=5))])
+
 
 # Compiled backends take seconds per kernel to compile (numba), so by default they run every
 # case on a sample of its variants (Case.variants(full=False)) and memory layouts (compiled
@@ -631,6 +649,7 @@ LAYOUTS_EVERYWHERE = {
     "W[ids] (embedding lookup)", "concatenate", "np.where", "np.clip arrays", "astype",
     "tril/triu", "layernorm", "softmax(relu(x @ W + b))", "broadcast_to", "stack",
     "np.roll", "np.pad edge/reflect/symmetric/wrap", "np.diff",
+    "x[:, k, i, j] (several index arrays)",
 }
 
 
