@@ -41,8 +41,14 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
     from jitc.numpy_api import writes as numpy_writes
     from jitc.numpy_api.linalg import matmul
     from jitc.numpy_api.reductions import _REDUCERS
+    from jitc.numpy_api.special import apply_special, scipy_ufunc
 
     name = ufunc.__name__
+    if scipy_ufunc(ufunc):
+        if method != "__call__" or kwargs:
+            raise UnsupportedError(f"{scipy_ufunc(ufunc)}: .{method} and keyword arguments "
+                                   f"({', '.join(kwargs)}) are not supported by jitc{where()}")
+        return apply_special(ufunc, inputs)
     out = kwargs.pop("out", None)
     if method == "at":
         _reject_kwargs(f"np.{name}.at", kwargs)
