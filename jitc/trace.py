@@ -282,6 +282,18 @@ class Tracer:
     def all(self, axis=None, keepdims=False, out=None):
         return api.all_(self, axis, keepdims=keepdims, out=out)
 
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis, out, mode)
+
 
 def _binary(ufunc, reflected=False):
     if reflected:

@@ -97,6 +97,38 @@ def uses_pad_traced_value(x):
     return np.pad(x, 1, constant_values=x[0, 0])
 
 
+def uses_tile_traced_reps(x):
+    return np.tile(x, (2, x.shape[0] + x[0, 0].astype(np.int32)))
+
+
+def uses_repeat_traced(x):
+    return np.repeat(x, x[0, 0].astype(np.int32))
+
+
+def uses_take_out(x):
+    return np.take(x, [0], out=x[:1])
+
+
+def uses_trace_out(x):
+    return np.trace(x, out=x[0, 0])
+
+
+def uses_norm_nuclear(x):
+    return np.linalg.norm(x, "nuc")
+
+
+def uses_ptp_out(x):
+    return np.ptp(x, out=x[0])
+
+
+def uses_average_returned(x):
+    return np.average(x, returned=True)
+
+
+def uses_average_2d_weights(x):
+    return np.average(x, axis=1, weights=x[:2])
+
+
 def uses_roll_traced_shift(x):
     return np.roll(x, x.shape[0] + x[0, 0].astype(np.int32))
 
@@ -116,6 +148,14 @@ def uses_roll_traced_shift(x):
     (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
     (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
     (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
+    (uses_tile_traced_reps, "np.tile reps", "np.tile(x,"),
+    (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),
+    (uses_take_out, "np.take: out=", "np.take(x,"),
+    (uses_trace_out, "np.trace: out=", "np.trace(x,"),
+    (uses_norm_nuclear, "ord='nuc'", "np.linalg.norm(x,"),
+    (uses_ptp_out, "np.ptp: out=", "np.ptp(x,"),
+    (uses_average_returned, "returned=True", "np.average(x,"),
+    (uses_average_2d_weights, "np.average: weights of shape", "np.average(x,"),
 ])
 def test_unsupported_names_the_function_and_the_users_line(fn, name, line):
     before = X.copy()

@@ -632,6 +632,89 @@ case("x[[0, 1], [2, 3]], np.ix_", lambda x: (x[[0, 1], [2, 3]], x[np.ix_([0, 2],
 case("index arrays that do not broadcast", lambda x, i, j: x[i, j],
      [(a(4, 5), a(3, dtype=I64, kind="uidx", high=4), a(2, dtype=I64, kind="uidx", high=5))])
 
+# -- flips, tiles, takes, diagonals, norms, nan-reductions
+case("np.flip/fliplr/flipud", lambda x: (np.flip(x), np.flip(x, 1), np.flip(x, (0, -1)),
+                                         np.fliplr(x), np.flipud(x)), [(a(3, 4, 2),)])
+case("np.flip 0-d", np.flip, [(a(),)])
+case("np.fliplr 1-d", np.fliplr, [(a(3),)])
+case("np.tile", lambda x: (np.tile(x, 2), np.tile(x, (2, 1, 3)), np.tile(x, (1, 1))),
+     [(a(3, 4),), (a(),), (a(2, 0),)])
+case("np.repeat", lambda x: (np.repeat(x, 2), np.repeat(x, 3, axis=1), np.repeat(x, 0, axis=0),
+                             np.repeat(x, [1, 0, 2], axis=0)), [(a(3, 4),)])
+case("np.repeat negative", lambda x: np.repeat(x, -1), [(a(3, 4),)])
+case("np.repeat counts of the wrong length", lambda x: np.repeat(x, [1, 2], axis=0),
+     [(a(3, 4),)])
+case("np.take modes", lambda x, i: (np.take(x, i, axis=1, mode="wrap"),
+                                    np.take(x, i, mode="clip"), np.take(x, i, 0, mode="wrap")),
+     [(a(3, 4), a(2, 3, dtype=I64, kind="idx", high=40))])
+case("np.take bad mode", lambda x: np.take(x, [0], mode="nearest"), [(a(3, 4),)])
+case("np.take_along_axis", lambda x, i: (np.take_along_axis(x, i, 1),
+                                         np.take_along_axis(x, i[:1], 0),
+                                         np.take_along_axis(x, np.argsort(x, 1), 1)
+                                         if False else np.take_along_axis(x, i, -1)),
+     [(a(3, 4), a(3, 2, dtype=I64, kind="idx", high=3))])
+case("np.take_along_axis axis=None", lambda x, i: np.take_along_axis(x, i, None),
+     [(a(3, 4), a(5, dtype=I32, kind="idx", high=12))])
+case("np.take_along_axis wrong ndim", lambda x, i: np.take_along_axis(x, i, 1),
+     [(a(3, 4), a(2, dtype=I64, kind="uidx", high=3))])
+case("np.diagonal/np.trace", lambda x: (np.diagonal(x), np.diagonal(x, 1), np.diagonal(x, -2),
+                                        np.diagonal(x, 0, 1, 2), np.diagonal(x, 7), np.trace(x),
+                                        np.trace(x, -1, 2, 0), x.diagonal(), x.trace()),
+     [(a(3, 4, 5),)], dtypes=NUMERIC)
+case("np.diagonal 1-d", np.diagonal, [(a(4),)])
+case("np.kron", lambda x, y: (np.kron(x, y), np.kron(x[0], y), np.kron(x, y[0, 0])),
+     [(a(2, 3), a(3, 2, slot=1))], dtypes=PAIRS[::5])
+case("np.linalg.norm vectors", lambda x: (
+    np.linalg.norm(x), np.linalg.norm(x, axis=1), np.linalg.norm(x, 1, axis=0),
+    np.linalg.norm(x, np.inf, axis=-1), np.linalg.norm(x, -np.inf, axis=1, keepdims=True),
+    np.linalg.norm(x, 0, axis=1), np.linalg.norm(x, 3, axis=0), np.linalg.norm(x[0], 2),
+    np.linalg.norm(x, keepdims=True)), [(a(3, 4),)], dtypes=(F32, F64, I32))
+case("np.linalg.norm matrices", lambda x: (
+    np.linalg.norm(x, "fro"), np.linalg.norm(x, 1), np.linalg.norm(x, -1),
+    np.linalg.norm(x, np.inf), np.linalg.norm(x, -np.inf, keepdims=True),
+    np.linalg.norm(x, axis=(1, 0)), np.linalg.norm(x, 1, axis=(1, 0))), [(a(3, 4),)],
+    dtypes=(F32, F64))
+case("np.linalg.norm bad order", lambda x: np.linalg.norm(x, "fro", axis=0), [(a(3, 4),)])
+case("np.ptp/count_nonzero", lambda x: (np.ptp(x), np.ptp(x, axis=1), np.ptp(x, 0, keepdims=True),
+                                        np.count_nonzero(x, axis=0),
+                                        np.count_nonzero(x, axis=(0, 1), keepdims=True)),
+     [(a(3, 4),)], dtypes=NUMERIC)
+case("np.average", lambda x, w: (np.average(x), np.average(x, axis=1),
+                                 np.average(x, weights=w), np.average(x, 0, w),
+                                 np.average(x, 1, w[0], keepdims=True)),
+     [(a(3, 4), a(3, 4, kind="pos", slot=1))],  # bool weights may sum to 0: NumPy raises
+     dtypes=((F64, F64), (I32, F32), (F32, I64), (B, F64), (I64, I32)),
+     modes=("normal",))  # int64 extremes cancel in float64: any other order differs
+case("np.average weights need an axis", lambda x, w: np.average(x, weights=w),
+     [(a(3, 4), a(4, kind="pos"))])
+case("nan-reductions", lambda x: (np.nansum(x), np.nansum(x, axis=1), np.nanprod(x, axis=0),
+                                  np.nanmax(x, axis=1), np.nanmin(x), np.nanmean(x, axis=0),
+                                  np.nanmax(x, 0, keepdims=True), np.nanmean(x)),
+     [(a(3, 4),)], modes=("normal", "special"),
+     dtypes=(F32, F64, I32))  # int64 extremes cancel in a float64 mean: order-dependent
+for _name, _fn, _args in [  # where NumPy raises, jitc must raise the same kind
+    ("np.flipud 0-d", np.flipud, [(a(),)]),
+    ("np.repeat negative count", lambda x: np.repeat(x, [1, -1, 2], axis=0), [(a(3, 4),)]),
+    ("np.take wrap of an empty axis", lambda x: np.take(x, [1], axis=1, mode="wrap"),
+     [(a(3, 0),)]),
+    ("np.take_along_axis axis=None 2-d", lambda x: np.take_along_axis(x, np.zeros((2, 2), int),
+                                                                    None), [(a(3, 4),)]),
+    ("np.take_along_axis float indices", lambda x: np.take_along_axis(x, np.zeros((3, 2)), 1),
+     [(a(3, 4),)]),
+    ("np.diagonal same axes", lambda x: np.diagonal(x, 0, 1, 1), [(a(3, 4),)]),
+    ("np.linalg.norm three axes", lambda x: np.linalg.norm(x, axis=(0, 1, 2)), [(a(2, 2, 2),)]),
+    ("np.linalg.norm duplicate axes", lambda x: np.linalg.norm(x, axis=(1, 1)), [(a(3, 4),)]),
+    ("np.linalg.norm bad matrix order", lambda x: np.linalg.norm(x, 3), [(a(3, 4),)]),
+    ("np.average weights of another length", lambda x: np.average(x, 1, np.ones(3)),
+     [(a(3, 4),)]),
+]:
+    case(_name, _fn, _args, dtypes=(F64,))
+case("np.isclose/np.nan_to_num", lambda x, y: (np.isclose(x, y), np.isclose(x, x, equal_nan=True),
+                                               np.isclose(x, y, rtol=0.5, atol=1),
+                                               np.isclose(x[0, 0], 1.0), np.nan_to_num(x),
+                                               np.nan_to_num(x, nan=-1.0, posinf=9.0)),
+     [(a(3, 4), a(3, 4, slot=1))], dtypes=PAIRS[::5], modes=("normal", "special"))
+
 
 # Compiled backends take seconds per kernel to compile (numba), so by default they run every
 # case on a sample of its variants (Case.variants(full=False)) and memory layouts (compiled

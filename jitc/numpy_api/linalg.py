@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from jitc import lax
 from jitc.dtypes import check_supported
 from jitc.errors import ShapeError, UnsupportedError
-from jitc.numpy_api.core import _mark, find_ctx, implements, lift, normalize_axis, result_type
+from jitc.numpy_api.core import (
+    _lifted,
+    _mark,
+    find_ctx,
+    implements,
+    lift,
+    normalize_axis,
+    result_type,
+)
 from jitc.numpy_api.shapes import ravel
 from jitc.numpy_api.ufuncs import apply_ufunc
 from jitc.source import where
@@ -117,3 +127,87 @@ def einsum(*operands, out=None, optimize=False, dtype=None, **kwargs):
         raise UnsupportedError(f"np.einsum: out=/dtype=/{list(kwargs)} are not supported"
                                f"{where()}")
     return _einsum(*operands)
+
+
+@implements(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise UnsupportedError(f"np.trace: out= is not supported{where()}")
+    return np.sum(np.diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+@implements(np.kron)
+def kron(a, b):
+    """Every a[i] * b[j] at i * b.shape + j: a and b interleaved on new axes, merged."""
+    ctx = find_ctx([a, b])
+    a, b = lift(ctx, a), lift(ctx, b)
+    ndim = max(a.ndim, b.ndim)
+    a = lax.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+    b = lax.reshape(b, (1,) * (ndim - b.ndim) + b.shape)
+    wide_a = lax.reshape(a, [s for n in a.shape for s in (n, 1)])
+    wide_b = lax.reshape(b, [s for n in b.shape for s in (1, n)])
+    product = apply_ufunc(np.multiply, (wide_a, wide_b))
+    return _mark(lax.reshape(product, [m * n for m, n in zip(a.shape, b.shape)]), False)
+
+
+@implements(np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
+    x = _lifted(x)
+    if x.dtype.kind not in "fc":
+        x = lax.convert(x, np.float64)
+    if axis is None and (ord is None or ord in ("f", "fro") and x.ndim == 2
+                         or ord == 2 and x.ndim == 1):
+        whole = np.sqrt(np.sum(x * x))
+        return lax.reshape(whole, (1,) * x.ndim) if keepdims else whole
+    if axis is None:
+        axis = tuple(range(x.ndim))
+    elif not isinstance(axis, tuple):
+        axis = (operator.index(axis),)
+    axes = tuple(normalize_axis(d, x.ndim) for d in axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError(f"Improper number of dimensions to norm.{where()}")
+
+
+def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors{where()}")
+    a = np.abs(x)
+    if ord is None or ord == 2:
+        return np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return np.max(a, axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(a, axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(x != 0, axis=axes, keepdims=keepdims).astype(x.dtype)
+    if ord == 1:
+        return np.sum(a, axis=axes, keepdims=keepdims)
+    return np.sum(a ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    row, col = axes
+    if row == col:
+        raise ValueError(f"Duplicate axes given.{where()}")
+    a = np.abs(x)
+    if ord is None or ord == "fro":
+        result = np.sqrt(np.sum(x * x, axis=axes))
+    elif ord in (1, -1):
+        sums = np.sum(a, axis=row)
+        result = (np.max if ord == 1 else np.min)(sums, axis=col - (col > row))
+    elif ord in (np.inf, -np.inf):
+        sums = np.sum(a, axis=col)
+        result = (np.max if ord == np.inf else np.min)(sums, axis=row - (row > col))
+    elif ord in (2, -2, "nuc"):
+        raise UnsupportedError(f"np.linalg.norm ord={ord!r} needs singular values, which "
+                               f"jitc does not compute{where()}")
+    else:
+        raise ValueError(f"Invalid norm order for matrices.{where()}")
+    if keepdims:
+        shape = list(x.shape)
+        shape[row] = shape[col] = 1
+        result = lax.reshape(result, shape)
+    return result

@@ -186,3 +186,95 @@ _REDUCERS = {
     "all": lambda a, axis, dtype, keepdims: all_(a, axis, keepdims=keepdims),
     "any": lambda a, axis, dtype, keepdims: any_(a, axis, keepdims=keepdims),
 }
+
+
+@implements(np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False):
+    if out is not None:
+        raise UnsupportedError(f"np.ptp: out= is not supported{where()}")
+    return np.subtract(np.max(a, axis=axis, keepdims=keepdims),
+                       np.min(a, axis=axis, keepdims=keepdims))
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False):
+    counts = np.sum(lift(find_ctx([a]), a) != 0, axis=axis, dtype=np.intp, keepdims=keepdims)
+    return counts
+
+
+@implements(np.average)
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    if returned:
+        raise UnsupportedError(f"np.average: returned=True is not supported{where()}")
+    if weights is None:
+        return np.mean(a, axis=axis, keepdims=keepdims)
+    ctx = find_ctx([a, weights])
+    a, w = lift(ctx, a), lift(ctx, weights)
+    if a.shape != w.shape:
+        if axis is None:
+            raise TypeError(f"Axis must be specified when shapes of a and weights differ."
+                            f"{where()}")
+        if w.ndim != 1 or not isinstance(axis, (int, np.integer)):
+            raise UnsupportedError(f"np.average: weights of shape {w.shape} with axis={axis} "
+                                   f"are not supported{where()}")
+        ax = normalize_axis(axis, a.ndim)
+        if w.shape[0] != a.shape[ax]:
+            raise ValueError(f"Shape of weights must be consistent with shape of a along "
+                             f"specified axis.{where()}")
+        w = lax.broadcast_in_dim(w, a.shape, (ax,))
+    dtype = np.result_type(a.dtype, w.dtype, np.float64 if a.dtype.kind in "iub" else a.dtype)
+    total = np.sum(w, axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.sum(np.multiply(a, w, dtype=dtype), axis=axis, keepdims=keepdims) / total
+
+
+def _nan_replaced(a, value):
+    a = lift(find_ctx([a]), a)
+    if a.dtype.kind != "f":
+        return a
+    return np.where(np.isnan(a), value, a)
+
+
+@implements(np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    _check_where_initial("nansum", initial, where, out)
+    return np.sum(_nan_replaced(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+@implements(np.nanprod)
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    _check_where_initial("nanprod", initial, where, out)
+    return np.prod(_nan_replaced(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+@implements(np.nanmax)
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """An all-NaN slice gives NaN (NumPy warns, at run time; jitc cannot)."""
+    _check_where_initial("nanmax", initial, where, out)
+    a = lift(find_ctx([a]), a)
+    if a.dtype.kind != "f":
+        return np.max(a, axis=axis, keepdims=keepdims)
+    best = np.max(_nan_replaced(a, -np.inf), axis=axis, keepdims=keepdims)
+    result = np.where(np.all(np.isnan(a), axis=axis, keepdims=keepdims), np.nan, best)
+    return _mark(result, result.ndim == 0)
+
+
+@implements(np.nanmin)
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    _check_where_initial("nanmin", initial, where, out)
+    a = lift(find_ctx([a]), a)
+    if a.dtype.kind != "f":
+        return np.min(a, axis=axis, keepdims=keepdims)
+    best = np.min(_nan_replaced(a, np.inf), axis=axis, keepdims=keepdims)
+    result = np.where(np.all(np.isnan(a), axis=axis, keepdims=keepdims), np.nan, best)
+    return _mark(result, result.ndim == 0)
+
+
+@implements(np.nanmean)
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    _check_where_initial("nanmean", None, where, out)
+    a = lift(find_ctx([a]), a)
+    if a.dtype.kind != "f":
+        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    count = np.sum(~np.isnan(a), axis=axis, dtype=np.intp, keepdims=keepdims)
+    total = np.sum(_nan_replaced(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.divide(total, count, dtype=total.dtype)

@@ -18,6 +18,7 @@ from jitc.numpy_api.core import (
     _shape,
     find_ctx,
     implements,
+    is_tracer,
     lift,
     normalize_axes,
     normalize_axis,
@@ -275,3 +276,70 @@ def size(a, axis=None):
 @implements(np.result_type)
 def result_type_(*arrays_and_dtypes):
     return result_type(*arrays_and_dtypes)
+
+
+@implements(np.flip)
+def flip(m, axis=None):
+    m = _lifted(m)
+    axes = range(m.ndim) if axis is None else normalize_axes(axis, m.ndim)
+    return m[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(m.ndim))]
+
+
+@implements(np.fliplr)
+def fliplr(m):
+    m = _lifted(m)
+    if m.ndim < 2:
+        raise ValueError(f"Input must be >= 2-d.{where()}")
+    return flip(m, 1)
+
+
+@implements(np.flipud)
+def flipud(m):
+    m = _lifted(m)
+    if m.ndim < 1:
+        raise ValueError(f"Input must be >= 1-d.{where()}")
+    return flip(m, 0)
+
+
+@implements(np.tile)
+def tile(A, reps):
+    a = _lifted(A)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    if any(not isinstance(r, (int, np.integer)) for r in reps):
+        raise UnsupportedError(f"np.tile reps must be Python ints{where()}")
+    ndim = max(a.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    a = lax.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+    # a broadcast along a new axis before each one, merged with it: reps copies of the axis
+    shape = [s for r, n in zip(reps, a.shape) for s in (r, n)]
+    expanded = lax.reshape(a, [s for n in a.shape for s in (1, n)])
+    tiled = lax.broadcast_to(expanded, shape)
+    return _mark(lax.reshape(tiled, [r * n for r, n in zip(reps, a.shape)]), False)
+
+
+@implements(np.repeat)
+def repeat(a, repeats, axis=None):
+    a = _lifted(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (a.size,)), 0
+    axis = normalize_axis(axis, a.ndim)
+    counts = np.asarray(repeats) if not is_tracer(repeats) else None
+    if counts is None or counts.dtype.kind not in "iu":
+        raise UnsupportedError(f"np.repeat repeats must be Python ints (a traced count "
+                               f"gives a data-dependent shape){where()}")
+    if counts.ndim == 0:  # each element `repeats` times: broadcast along a new axis, merge
+        n = int(counts)
+        if n < 0:
+            raise ValueError(f"repeats may not contain negative values.{where()}")
+        shape = a.shape[:axis + 1] + (n,) + a.shape[axis + 1:]
+        wide = lax.broadcast_in_dim(a, shape, [d for d in range(a.ndim + 1) if d != axis + 1])
+        merged = a.shape[:axis] + (a.shape[axis] * n,) + a.shape[axis + 1:]
+        return _mark(lax.reshape(wide, merged), False)
+    if counts.shape != (a.shape[axis],):
+        raise ValueError(f"operands could not be broadcast together with shape "
+                         f"({a.shape[axis]},) ({counts.size},){where()}")
+    if counts.min(initial=0) < 0:
+        raise ValueError(f"repeats may not contain negative values.{where()}")
+    key = [slice(None)] * a.ndim
+    key[axis] = np.repeat(np.arange(a.shape[axis]), counts)
+    return _mark(a[tuple(key)], False)

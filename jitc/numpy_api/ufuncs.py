@@ -273,3 +273,29 @@ def copy(a, order="K", subok=False):
 
 def _truth(a):
     return a if a.dtype == np.dtype(bool) else apply_ufunc(np.not_equal, (a, 0))
+
+
+@implements(np.isclose)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's test: |a - b| <= atol + rtol * |b| where b is finite, a == b otherwise."""
+    ctx = find_ctx([a, b])
+    x, y = lift(ctx, a), lift(ctx, b)
+    y = lax.convert(y, np.result_type(_dtype_key(y), 1.0))
+    close = (np.abs(x - y) <= atol + rtol * np.abs(y)) & np.isfinite(y) | (x == y)
+    if equal_nan:
+        close = close | (np.isnan(x) & np.isnan(y))
+    return _mark(close, close.ndim == 0)
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = _lifted(x)
+    if x.dtype.kind != "f":
+        return x
+    info = np.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = np.where(np.isnan(x), nan, x)
+    out = np.where(np.isinf(x) & (x > 0), posinf, out)
+    out = lax.convert(np.where(np.isinf(x) & (x < 0), neginf, out), x.dtype)
+    return _mark(out, x.scalar)
