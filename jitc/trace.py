@@ -192,7 +192,7 @@ class Tracer:
         if impl is None:
             raise UnsupportedError(
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
-                "see the NumPy surface in the README"
+                "see the NumPy surface in the README (python -m jitc.surface)"
             )
         return impl(*args, **kwargs)
 
@@ -201,7 +201,8 @@ class Tracer:
         # (x.cumsum(), x.sort(), x.view()) is an UnsupportedError, never a silent fallback.
         if not name.startswith("__") and hasattr(np.ndarray, name):
             raise UnsupportedAttribute(f"ndarray.{name} is not supported on a traced array"
-                                   f"{where()}; see the NumPy surface in the README")
+                                   f"{where()}; see the NumPy surface in the README "
+                                   "(python -m jitc.surface)")
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     # -- indexing

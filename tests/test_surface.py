@@ -919,3 +919,21 @@ def test_float_results_are_within_a_few_ulp():
                 assert np.all(err <= 4 * ulp + np.finfo(dt).tiny), (
                     f"{backend} {dt}: max error {np.max(err / ulp):.1f} ulp")
 
+
+
+def test_the_readme_surface_table_is_the_generated_one():
+    """The README's table is `python -m jitc.surface --markdown`, regenerated, never edited."""
+    from jitc import surface
+
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    start, end = readme.index(surface.BEGIN), readme.index(surface.END) + len(surface.END)
+    assert readme[start:end] == surface.markdown(), "run python -m jitc.surface --markdown"
+
+
+def test_every_registered_function_is_in_the_table():
+    from jitc import surface
+    from jitc.numpy_api import FUNCTIONS
+
+    table = " ".join(names for _, names, _ in surface.rows())
+    for func in FUNCTIONS:
+        assert surface._numpy_name(func) in table

@@ -143,7 +143,8 @@ def apply_special(ufunc, inputs):
     if impl is None:
         raise UnsupportedError(f"{label} is not supported by jitc (supported: "
                                f"{', '.join(f'scipy.special.{n}' for n in _IMPLEMENTATIONS)})"
-                               f"{where()}")
+                               f"{where()}; see the NumPy surface in the README "
+                               "(python -m jitc.surface)")
     from jitc.numpy_api.ufuncs import _resolve
 
     if len(inputs) != ufunc.nin:
