@@ -129,6 +129,10 @@ def uses_average_2d_weights(x):
     return np.average(x, axis=1, weights=x[:2])
 
 
+def uses_gradient_traced_coordinates(x):
+    return np.gradient(x, x[:, 0] * 2, 1.0)
+
+
 def uses_roll_traced_shift(x):
     return np.roll(x, x.shape[0] + x[0, 0].astype(np.int32))
 
@@ -148,6 +152,7 @@ def uses_roll_traced_shift(x):
     (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
     (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
     (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
+    (uses_gradient_traced_coordinates, "np.gradient coordinates", "np.gradient(x,"),
     (uses_tile_traced_reps, "np.tile reps", "np.tile(x,"),
     (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),
     (uses_take_out, "np.take: out=", "np.take(x,"),

@@ -612,6 +612,21 @@ case("np.diff", lambda x: (np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0),
                            np.diff(x, prepend=0, append=x[:, :1]), np.diff(x, 9)),
      [(a(4, 5),), (a(3, 0),)])
 case("np.diff 0-d", np.diff, [(a(),)])
+case("np.gradient", lambda f: (np.gradient(f), np.gradient(f, 2.0), np.gradient(f, axis=1),
+                               np.gradient(f, 0.5, edge_order=2),
+                               np.gradient(f, np.array([0, 1, 3, 4, 7.5]), 2),
+                               np.gradient(f, np.arange(5.0), np.array([0, 1, 2, 4, 8, 9]),
+                                           edge_order=2),
+                               np.gradient(f, np.array([0, 2, 4, 6, 8, 10]), axis=-1)),
+     [(a(5, 6),)], dtypes=NUMERIC)
+for _name, _fn in [("np.gradient too small", lambda f: np.gradient(f[:2], edge_order=2)),
+                   ("np.gradient duplicate axis", lambda f: np.gradient(f, axis=(0, 0))),
+                   ("np.gradient edge_order 3", lambda f: np.gradient(f, edge_order=3)),
+                   ("np.gradient spacing count", lambda f: np.gradient(f, 1.0, 2.0, 3.0)),
+                   ("np.gradient 2-d spacing", lambda f: np.gradient(f, np.ones((5, 6)), 1.0)),
+                   ("np.gradient spacing length", lambda f: np.gradient(f, np.arange(4.0), 1.0))]:
+    case(_name, _fn, [(a(5, 6),)], dtypes=(F64,))
+
 case("np.diff negative or float order", lambda x: (np.diff(x, -1), np.diff(x, 1.5)), [(a(4, 5),)])
 
 # -- several integer arrays, broadcast together (im2col's X[:, k, i, j])
@@ -731,7 +746,7 @@ LAYOUTS_EVERYWHERE = {
     "x[1:-1:2, 1::3]", "x[:, ids], x[ids, 1], x[1, :, ids], x[..., ids]",
     "W[ids] (embedding lookup)", "concatenate", "np.where", "np.clip arrays", "astype",
     "tril/triu", "layernorm", "softmax(relu(x @ W + b))", "broadcast_to", "stack",
-    "np.roll", "np.pad edge/reflect/symmetric/wrap", "np.diff",
+    "np.roll", "np.pad edge/reflect/symmetric/wrap", "np.diff", "np.gradient",
     "x[:, k, i, j] (several index arrays)",
 }
 

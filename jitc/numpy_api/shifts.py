@@ -15,7 +15,15 @@ import numpy as np
 
 from jitc import lax
 from jitc.errors import UnsupportedError
-from jitc.numpy_api.core import _lifted, _mark, implements, is_tracer, lift, normalize_axis
+from jitc.numpy_api.core import (
+    _lifted,
+    _mark,
+    implements,
+    is_tracer,
+    lift,
+    normalize_axes,
+    normalize_axis,
+)
 from jitc.numpy_api.shapes import concatenate
 from jitc.numpy_api.ufuncs import apply_ufunc
 from jitc.source import where
@@ -194,3 +202,89 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         hi[axis], lo[axis] = slice(1, None), slice(None, max(m - 1, 0))
         a = apply_ufunc(op, (a[tuple(hi)], a[tuple(lo)]))
     return _mark(a, False)
+
+
+@implements(np.gradient)
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """NumPy's second-order differences, interior and edges joined along each axis."""
+    f = _lifted(f)
+    axes = tuple(range(f.ndim)) if axis is None else normalize_axes(axis, f.ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis'{where()}")
+    if edge_order not in (1, 2):
+        raise ValueError(f"'edge_order' greater than 2 not supported{where()}")
+    if len(varargs) not in (0, 1, len(axes)):
+        raise TypeError(f"invalid number of arguments{where()}")
+    spacings = [varargs[0] if varargs else 1.0] * len(axes) if len(varargs) < 2 else varargs
+    if f.dtype.kind in "iu":
+        f = lax.convert(f, np.float64)
+    outs = []
+    for ax, dx in zip(axes, spacings):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError(f"Shape of array too small to calculate a numerical gradient, "
+                             f"at least (edge_order + 1) elements are required.{where()}")
+        outs.append(_gradient_along(f, ax, _spacing(dx, f.shape[ax]), edge_order))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _spacing(dx, n):
+    """A scalar spacing, or the (dx1, dx2) coefficient arrays of constant coordinates."""
+    ndim = dx.ndim if _traced(dx) else np.ndim(dx)
+    if ndim == 0:
+        return dx
+    if ndim != 1:
+        raise ValueError(f"distances must be either scalars or 1d{where()}")
+    if _traced(dx):
+        raise UnsupportedError(f"np.gradient coordinates must be NumPy arrays, not traced "
+                               f"values{where()}")
+    x = np.asarray(dx)
+    if len(x) != n:
+        raise ValueError(f"when 1d, distances must match the length of the corresponding "
+                         f"dimension{where()}")
+    if x.dtype.kind in "iu":
+        x = x.astype(np.float64)
+    diffx = np.diff(x)
+    return diffx[0] if (diffx == diffx[0]).all() else diffx
+
+
+def _gradient_along(f, axis, dx, edge_order):
+    def at(s):
+        key = [slice(None)] * f.ndim
+        key[axis] = s
+        return f[tuple(key)]
+
+    def along(coeff):  # a constant per position along `axis`, shaped to broadcast
+        shape = [1] * f.ndim
+        shape[axis] = -1
+        return np.reshape(coeff, shape)
+
+    if np.ndim(dx) == 0:
+        interior = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * dx)
+        if edge_order == 1:
+            first = (at(slice(1, 2)) - at(slice(0, 1))) / dx
+            last = (at(slice(-1, None)) - at(slice(-2, -1))) / dx
+        else:
+            first = (-1.5 / dx) * at(slice(0, 1)) + (2.0 / dx) * at(slice(1, 2)) \
+                + (-0.5 / dx) * at(slice(2, 3))
+            last = (0.5 / dx) * at(slice(-3, -2)) + (-2.0 / dx) * at(slice(-2, -1)) \
+                + (1.5 / dx) * at(slice(-1, None))
+    else:
+        dx1, dx2 = dx[:-1], dx[1:]
+        a = along(-dx2 / (dx1 * (dx1 + dx2)))
+        b = along((dx2 - dx1) / (dx1 * dx2))
+        c = along(dx1 / (dx2 * (dx1 + dx2)))
+        interior = a * at(slice(None, -2)) + b * at(slice(1, -1)) + c * at(slice(2, None))
+        if edge_order == 1:
+            first = (at(slice(1, 2)) - at(slice(0, 1))) / dx[0]
+            last = (at(slice(-1, None)) - at(slice(-2, -1))) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            first = (-(2.0 * d1 + d2) / (d1 * (d1 + d2))) * at(slice(0, 1)) \
+                + ((d1 + d2) / (d1 * d2)) * at(slice(1, 2)) \
+                + (-d1 / (d2 * (d1 + d2))) * at(slice(2, 3))
+            d1, d2 = dx[-2], dx[-1]
+            last = (d2 / (d1 * (d1 + d2))) * at(slice(-3, -2)) \
+                + (-(d2 + d1) / (d1 * d2)) * at(slice(-2, -1)) \
+                + ((2.0 * d2 + d1) / (d2 * (d1 + d2))) * at(slice(-1, None))
+    # NumPy writes each piece into an array of f's dtype
+    return concatenate([first, interior, last], axis=axis, dtype=f.dtype)
