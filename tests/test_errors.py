@@ -133,6 +133,14 @@ def uses_gradient_traced_coordinates(x):
     return np.gradient(x, x[:, 0] * 2, 1.0)
 
 
+def uses_digitize_traced_bins(x):
+    return np.digitize(x, x[0])
+
+
+def uses_searchsorted_sorter(x):
+    return np.searchsorted(x[0], x[1], sorter=np.arange(4))
+
+
 def uses_roll_traced_shift(x):
     return np.roll(x, x.shape[0] + x[0, 0].astype(np.int32))
 
@@ -152,6 +160,8 @@ def uses_roll_traced_shift(x):
     (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
     (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
     (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
+    (uses_digitize_traced_bins, "np.digitize bins", "np.digitize(x,"),
+    (uses_searchsorted_sorter, "sorter=", "np.searchsorted(x[0]"),
     (uses_gradient_traced_coordinates, "np.gradient coordinates", "np.gradient(x,"),
     (uses_tile_traced_reps, "np.tile reps", "np.tile(x,"),
     (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),

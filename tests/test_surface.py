@@ -724,6 +724,24 @@ for _name, _fn, _args in [  # where NumPy raises, jitc must raise the same kind
      [(a(3, 4),)]),
 ]:
     case(_name, _fn, _args, dtypes=(F64,))
+def SEARCH(t, v):  # noqa: N802 - a table entry
+    table = t[0] + np.arange(7) // 2  # sorted, with repeats (NumPy requires a sorted table)
+    return (np.searchsorted(table, v), np.searchsorted(table, v, "right"),
+            np.searchsorted(table, v[0]), np.searchsorted(table, v.reshape(2, -1)),
+            np.searchsorted(np.array([0.0, 1.0, 1.0, np.nan]), v),
+            np.digitize(v, np.array([0.0, 2.5, 5.0, 7.5])),
+            np.digitize(v, np.array([9, 5, 1]), True),
+            np.digitize(v, np.array([1.0, 2.0, 2.0, 3.0]), right=True))
+
+
+case("np.searchsorted/np.digitize", SEARCH, [(a(7), a(6))],
+    dtypes=((F64, F64), (I32, F32), (F32, I64)), modes=("normal", "special"))
+for _name, _fn in [("np.searchsorted bad side", lambda v: np.searchsorted([1, 2], v, "middle")),
+                   ("np.searchsorted 2-d table", lambda v: np.searchsorted(np.ones((2, 2)), v)),
+                   ("np.digitize 2-d bins", lambda v: np.digitize(v, np.ones((2, 2)))),
+                   ("np.digitize unsorted bins", lambda v: np.digitize(v, [1, 3, 2])),
+                   ("np.digitize complex bins", lambda v: np.digitize(v, np.array([1j, 2j])))]:
+    case(_name, _fn, [(a(3),)], dtypes=(F64,))
 case("np.isclose/np.nan_to_num", lambda x, y: (np.isclose(x, y), np.isclose(x, x, equal_nan=True),
                                                np.isclose(x, y, rtol=0.5, atol=1),
                                                np.isclose(x[0, 0], 1.0), np.nan_to_num(x),

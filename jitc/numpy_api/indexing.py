@@ -1,4 +1,4 @@
-"""Indexing functions (np.take, np.take_along_axis, np.diagonal); x[key] itself is
+"""Indexing functions (take, take_along_axis, diagonal, searchsorted, digitize); x[key] is
 jitc/indexing.py."""
 
 from __future__ import annotations
@@ -7,7 +7,15 @@ import numpy as np
 
 from jitc import lax
 from jitc.errors import UnsupportedError
-from jitc.numpy_api.core import _lifted, _mark, implements, normalize_axis
+from jitc.numpy_api.core import (
+    _lifted,
+    _mark,
+    find_ctx,
+    implements,
+    is_tracer,
+    lift,
+    normalize_axis,
+)
 from jitc.source import where
 
 
@@ -76,3 +84,53 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     out = moved[..., i, i + offset]
     out.buffer().readonly = True  # NumPy's diagonal is a read-only view
     return _mark(out, False)
+
+
+def _before(x, y):
+    """x sorts before y in NumPy's order, where NaN sorts last."""
+    return (x < y) | (np.isnan(y) & ~np.isnan(x)) if x.dtype.kind == "f" or \
+        y.dtype.kind == "f" else x < y
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Counts of a's elements before each v (or not after, side='right'): one comparison of
+    every pair, fused into one reduction; meant for the small sorted tables (bins, knots)
+    searched in array code. `a` must be sorted, as NumPy requires (for an unsorted table
+    NumPy's binary search and this count differ)."""
+    if sorter is not None:
+        raise UnsupportedError(f"np.searchsorted: sorter= is not supported{where()}")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r}){where()}")
+    ctx = find_ctx([a, v])
+    a, v = lift(ctx, a), lift(ctx, v)
+    if a.ndim != 1:
+        raise ValueError(f"object too deep for desired array{where()}")
+    dt = np.result_type(a.dtype, v.dtype)
+    a, v = lax.convert(a, dt), lax.convert(v, dt)
+    table = lax.reshape(a, (1,) * v.ndim + a.shape)
+    values = lax.reshape(v, v.shape + (1,))
+    counted = _before(table, values) if side == "left" else ~_before(values, table)
+    result = np.sum(counted, axis=-1, dtype=np.intp)
+    return _mark(result, result.ndim == 0)
+
+
+@implements(np.digitize)
+def digitize(x, bins, right=False):
+    if np.ndim(bins) != 1:
+        raise ValueError(f"object too deep for desired array{where()}")
+    if is_tracer(bins):
+        raise UnsupportedError(f"np.digitize bins must be a NumPy array (NumPy checks they "
+                               f"are monotonic){where()}")
+    bins = np.asarray(bins)
+    x = _lifted(x)
+    if x.dtype.kind == "c" or bins.dtype.kind == "c":
+        raise TypeError(f"x may not be complex{where()}")
+    deltas = np.diff(bins)
+    increasing = bool(np.all(deltas >= 0))
+    if not increasing and not np.all(deltas <= 0):
+        raise ValueError(f"bins must be monotonically increasing or decreasing{where()}")
+    side = "left" if right else "right"
+    if increasing:
+        return searchsorted(bins, x, side=side)
+    return lax.convert(len(bins) - searchsorted(bins[::-1], x, side=side), np.intp)
