@@ -382,4 +382,33 @@ def w8(quick=False):
     ]
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8}
+# ---------------------------------------------------------------- W9 NumPy surface: np.roll
+
+def roll_laplacian(u):
+    """A periodic 5-point Laplacian as finite-volume codes write it: shifted copies."""
+    return (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1)
+            - 4 * u)
+
+
+@numba.njit(parallel=True, cache=False)
+def roll_laplacian_numba(u):
+    n, m = u.shape
+    out = np.empty_like(u)
+    for i in numba.prange(n):
+        up, down = (i - 1) % n, (i + 1) % n
+        for j in range(m):
+            left = j - 1 if j > 0 else m - 1
+            right = j + 1 if j < m - 1 else 0
+            out[i, j] = (u[up, j] + u[down, j] + u[i, left] + u[i, right]
+                         - np.float32(4) * u[i, j])
+    return out
+
+
+def w9(quick=False):
+    n = 256 if quick else 1024
+    u = _rng().random((n, n), dtype=F32)
+    return [Case(f"W9 periodic Laplacian by np.roll, {n}x{n} f32", roll_laplacian, (u,),
+                 numba_fn=roll_laplacian_numba, bytes_moved=2 * u.nbytes)]
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8, "W9": w9}
