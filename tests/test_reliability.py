@@ -191,3 +191,53 @@ def test_float64_sums_stay_accurate_and_sums_keep_nan_and_inf():
     y[0, 1500], y[1, 10], y[2, 2999], y[3, :2] = np.nan, np.inf, -np.inf, (np.inf, -np.inf)
     np.testing.assert_array_equal(total(y), y.sum(axis=-1))
     np.testing.assert_array_equal(total(y[:, :0]), y[:, :0].sum(axis=-1))
+
+
+def test_division_by_a_subnormal_divisor_is_numpys():
+    """Before: fast-math's arcp turned x / s into x * (1 / s), and 1 / subnormal is inf:
+    [1e-45, 1e-45, 0] / its sum gave [inf, inf, nan]; x // 1e-45 differed on 8+ elements."""
+    import numpy as np
+
+    import jitc
+
+    x = np.array([[1e-45, 1e-45, 0]], np.float32)
+    share = jitc.jit(lambda x: x / x.sum(-1, keepdims=True), backend="cpu")
+    np.testing.assert_array_equal(share(x), x / x.sum(-1, keepdims=True))
+    y = np.array([1.0, 3e-45, 7e-45, -1e-40, 5.5, 2e-45, 1e-44, 0.0, 1e-38, -3.0, 4e-45,
+                  -6e-45, 1e-42, 2.5, -1e-45, 9e-45], np.float32)
+    floor_div = jitc.jit(lambda y: y // np.float32(1e-45), backend="cpu")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.testing.assert_array_equal(floor_div(y), y // np.float32(1e-45))
+
+
+def test_sums_of_subnormals_are_not_flushed():
+    import numpy as np
+
+    import jitc
+
+    total = jitc.jit(lambda x: (x.sum(), x.sum(axis=-1), (x * 3).max()), backend="cpu")
+    for tiny in (np.float32(1e-45), np.float64(5e-324)):
+        x = np.full((3, 1000), tiny)
+        got = total(x)
+        want = (x.sum(), x.sum(axis=-1), (x * 3).max())
+        for g, w in zip(got, want):
+            assert np.all(w > 0)
+            np.testing.assert_array_equal(g, w)
+
+
+def test_elementwise_arithmetic_rounds_like_numpy():
+    """Before: fast-math's contract fused a * b + c into one FMA (one rounding, NumPy rounds
+    twice): a * a - a * a was nonzero for every element, a * b + c differed in 1 of 4."""
+    import numpy as np
+
+    import jitc
+
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
+    f = jitc.jit(lambda a, b, c: (a * b + c, a * a - b * b, a * a - a * a,
+                                  (a + np.float32(1e4)) - np.float32(1e4), a / b),
+                 backend="cpu")
+    want = (a * b + c, a * a - b * b, a * a - a * a, (a + np.float32(1e4)) - np.float32(1e4),
+            a / b)
+    for got, w in zip(f(a, b, c), want):
+        np.testing.assert_array_equal(got, w)
