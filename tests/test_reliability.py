@@ -241,3 +241,53 @@ def test_elementwise_arithmetic_rounds_like_numpy():
             a / b)
     for got, w in zip(f(a, b, c), want):
         np.testing.assert_array_equal(got, w)
+
+
+def _chain(ops):
+    """An elementwise chain of `ops` ops (5 per two steps) that no rule folds away."""
+    import numpy as np
+
+    def chain(x):
+        for step in range(ops * 2 // 5):
+            if step % 2 == 0:
+                x = x * np.float32(1.0001) + np.float32(0.5)
+            else:
+                x = np.sqrt(np.abs(x)) - x
+        return x
+
+    return chain
+
+
+def _check_chain(ops, backend):
+    import numpy as np
+
+    import jitc
+
+    chain = _chain(ops)
+    x = np.linspace(-2, 2, 1000, dtype=np.float32)
+    compiled = jitc.jit(chain, backend=backend).lower(x).compile()
+    assert compiled.stats()["ops"] >= ops
+    np.testing.assert_allclose(np.asarray(compiled(x)), chain(x), rtol=1e-5, atol=1e-6)
+
+
+def test_an_elementwise_chain_of_400_ops_compiles():
+    """Before: a chain of 350+ ops died in RecursionError (loops.py recursed per op)."""
+    _check_chain(400, "cpu")
+
+
+CHAIN_ON_CUDA = textwrap.dedent("""
+    import sys
+    from tests.test_reliability import _check_chain
+    _check_chain(int(sys.argv[1]), "cuda")
+    print("ok")
+""")
+
+
+def test_an_elementwise_chain_of_400_ops_compiles_for_cuda():
+    """The cuda emitter recursed per op too; its kernels run under numba's simulator."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    run = subprocess.run([sys.executable, "-c", CHAIN_ON_CUDA, "400"], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "ok"

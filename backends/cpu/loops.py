@@ -27,6 +27,7 @@ from jitc.backends.cpu import regions
 from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
+from jitc.recursion import run
 
 
 class LayoutError(JitcError):
@@ -210,12 +211,15 @@ class LoopKernel:
         return self.arg_names[node]
 
     def value(self, node: Node, idx: tuple, memo: dict) -> str:
+        """The expression of `node` at `idx`, writing the lines it needs first (as
+        generators on one stack, recursion.py: an op chain is as deep as it is long)."""
+        return run(self._memoized(node, idx, memo))
+
+    def _memoized(self, node: Node, idx: tuple, memo: dict):
         key = (node, idx)
-        if key in memo:
-            return memo[key]
-        result = self._value(node, idx, memo)
-        memo[key] = result
-        return result
+        if key not in memo:
+            memo[key] = yield self._value(node, idx, memo)
+        return memo[key]
 
     def _value(self, n: Node, idx, memo):
         w = self.w
@@ -240,7 +244,9 @@ class LoopKernel:
         if n in self.scratch and idx == self.index and self.scratch_ready.get(n):
             return f"{self.scratch[n]}[{self._inner_flat()}]"
         if op in ops.ELEMENTWISE:
-            args = [self.value(o, idx, memo) for o in n.operands]
+            args = []
+            for o in n.operands:
+                args.append((yield self._memoized(o, idx, memo)))
             dtype = n.operands[-1].dtype if op == "select" else n.operands[0].dtype
             expr = lower_elementwise(op, dtype, n.dtype, args, n.attrs)
             var = w.fresh()
@@ -254,24 +260,26 @@ class LoopKernel:
         if op == "broadcast_in_dim":
             dims = n.attrs["broadcast_dimensions"]
             sub = tuple("0" if x.shape[k] == 1 else idx[d] for k, d in enumerate(dims))
-            return self.value(x, sub, memo)
+            return (yield self._memoized(x, sub, memo))
         if op == "transpose":
             sub = [None] * x.ndim
             for k, p in enumerate(n.attrs["permutation"]):
                 sub[p] = idx[k]
-            return self.value(x, tuple(sub), memo)
+            return (yield self._memoized(x, tuple(sub), memo))
         if op == "slice":
             sub = []
             for i, s, st in zip(idx, n.attrs["start"], n.attrs["stride"]):
                 term = i if st == 1 else f"{i} * {st}"
                 sub.append(term if s == 0 else f"{s} + {term}")
-            return self.value(x, tuple(f"({e})" if " " in e else e for e in sub), memo)
+            sub = tuple(f"({e})" if " " in e else e for e in sub)
+            return (yield self._memoized(x, sub, memo))
         if op == "reshape":
-            return self.value(x, self._reshape_index(x.shape, n.shape, idx), memo)
+            sub = self._reshape_index(x.shape, n.shape, idx)
+            return (yield self._memoized(x, sub, memo))
         if op == "concatenate":
-            return self._concatenate(n, idx, memo)
+            return (yield from self._concatenate(n, idx))
         if op == "gather":
-            return self._gather(n, idx, memo)
+            return (yield from self._gather(n, idx, memo))
         raise LayoutError(f"cannot generate {op} inside a loop kernel")
 
     def _reshape_index(self, src, dst, idx):
@@ -318,7 +326,7 @@ class LoopKernel:
                 out[k] = q if j == 0 else f"({q} % {src[k]})"
         return tuple(out)
 
-    def _concatenate(self, n, idx, memo):
+    def _concatenate(self, n, idx):
         w = self.w
         dim = n.attrs["dimension"]
         var = w.fresh()
@@ -332,7 +340,8 @@ class LoopKernel:
             sub = list(idx)
             if offset:
                 sub[dim] = f"({idx[dim]} - {self.sz(offset)})"
-            w.line(f"{var} = {self.value(o, tuple(sub), dict())}")
+            v = yield self._memoized(o, tuple(sub), {})  # defined in this branch only
+            w.line(f"{var} = {v}")
             w.depth -= 1
             offset = hi
         return var
@@ -342,7 +351,7 @@ class LoopKernel:
         x, ind = n.operands
         axis = n.attrs["axis"]
         k = w.fresh("k")
-        raw = self.value(ind, idx[axis:axis + ind.ndim], memo)
+        raw = yield self._memoized(ind, idx[axis:axis + ind.ndim], memo)
         size = self.sz(x.shape[axis])
         w.line(f"{k} = np.int64({raw})")
         w.line(f"if {k} < 0:")
@@ -350,7 +359,7 @@ class LoopKernel:
         w.line(f"if {k} < 0 or {k} >= {size}:")
         w.line(f"    raise IndexError('gather index out of bounds for axis {axis}')")
         sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
-        return self.value(x, sub, memo)
+        return (yield self._memoized(x, sub, memo))
 
     def _indexed(self, arr: str, idx: tuple) -> str:
         """`arr` at `idx`. Where only the last index moves in the innermost loop, and by the
@@ -408,23 +417,18 @@ class LoopKernel:
     def _needs_scratch(self, stages, final):
         """Expensive full-shape values read in more than one pass get a scratch row."""
         readers: dict[Node, set] = {}
-
-        def visit(n, s, seen):
-            if (n, s) in seen or n.op in ops.REDUCTIONS:
-                return
-            seen.add((n, s))
-            if n.shape == self.shape and (n.op in ops.EXPENSIVE):
-                readers.setdefault(n, set()).add(s)
-            for o in n.operands:
-                visit(o, s, seen)
-
         seen: set = set()
-        for r, s in stages.items():
-            for o in r.operands:
-                visit(o, s, seen)
-        for out in self.body.outputs:
-            if out.shape == self.shape:
-                visit(out, final, seen)
+        roots = [(o, s) for r, s in stages.items() for o in r.operands]
+        roots += [(out, final) for out in self.body.outputs if out.shape == self.shape]
+        stack = roots[::-1]
+        while stack:  # depth first, operands in order (an explicit stack: chains are deep)
+            n, s = stack.pop()
+            if (n, s) in seen or n.op in ops.REDUCTIONS:
+                continue
+            seen.add((n, s))
+            if n.shape == self.shape and n.op in ops.EXPENSIVE:
+                readers.setdefault(n, set()).add(s)
+            stack += [(o, s) for o in reversed(n.operands)]
         return [n for n, s in readers.items() if len(s) > 1]
 
     def generate(self) -> KernelSource:

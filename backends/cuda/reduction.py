@@ -90,22 +90,17 @@ def needs_scratch(body: Graph, shape, stage_of, final) -> list:
     """Expensive full-shaped values read in more than one pass."""
     readers: dict = {}
     seen: set = set()
-
-    def visit(n, s):
+    roots = [(o, s) for r, s in stage_of.items() for o in r.operands]
+    roots += [(out, final) for out in body.outputs if out.shape == shape]
+    stack = roots[::-1]
+    while stack:  # depth first, operands in order (an explicit stack: chains are deep)
+        n, s = stack.pop()
         if (n, s) in seen or n.op in ops.REDUCTIONS:
-            return
+            continue
         seen.add((n, s))
         if n.shape == shape and n.op in ops.EXPENSIVE:
             readers.setdefault(n, set()).add(s)
-        for o in n.operands:
-            visit(o, s)
-
-    for r, s in stage_of.items():
-        for o in r.operands:
-            visit(o, s)
-    for out in body.outputs:
-        if out.shape == shape:
-            visit(out, final)
+        stack += [(o, s) for o in reversed(n.operands)]
     return [n for n, s in readers.items() if len(s) > 1]
 
 
