@@ -160,6 +160,7 @@ class LoopKernel:
         self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
         self.chunk_slices: dict | None = None  # array -> its chunk's slice (1-d split loops)
         self.row_slices: dict = {}  # (array, leading indices, offset) -> (name, slice)
+        self.constants: dict = {}  # float constant node -> (its local, its slot's value)
         self._plan_iteration()
 
     # -- layout
@@ -204,6 +205,16 @@ class LoopKernel:
         return stage
 
     # -- values
+    def _constant(self, n: Node) -> str:
+        """A scalar constant; a float's slot is read once, at the top of the body (read at
+        each use, it was most of numba's typing work on a long chain)."""
+        if n.dtype.kind != "f":
+            return self.sz.scalar(n.attrs["value"][()], n.dtype)
+        if n not in self.constants:
+            self.constants[n] = (f"c{len(self.constants)}",
+                                 self.sz.scalar(n.attrs["value"][()], n.dtype))
+        return self.constants[n][0]
+
     def _array(self, node):
         if node not in self.arg_names:
             self.arg_names[node] = f"a{len(self.inputs)}"
@@ -232,7 +243,7 @@ class LoopKernel:
                 return f"{self._chunk_slice(arr)}[j]"
             return self._indexed(arr, idx)
         if op == "constant":
-            return self.sz.scalar(n.attrs["value"][()], n.dtype)
+            return self._constant(n)
         if op in ops.REDUCTIONS:
             want = tuple(self.index[d] for d in self.outer)
             # a size-1 outer dim is indexed by 0 through broadcasts: the same row
@@ -523,7 +534,8 @@ class LoopKernel:
         out_args = [k for k in range(len(outs)) if k not in self.aliases]
         args = ", ".join([self.arg_names[n] for n in self.inputs] + [outs[k] for k in out_args]
                          + [s for s, _, _ in scratch] + ["lo", "hi", "n"])
-        src = [f"def {self.name}({args}):"] + loop
+        src = ([f"def {self.name}({args}):"]
+               + [f"    {name} = {expr}" for name, expr in self.constants.values()] + loop)
         work = int(np.prod(self.shape, dtype=np.int64))
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs), out_args,
                             self.rows, work, self.raises, scratch)
