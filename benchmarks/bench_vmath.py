@@ -2,8 +2,8 @@
 
     python benchmarks/bench_vmath.py [--n 4000000] [--repeats 20] [--only exp,tanh]
 
-For each function and dtype: a numba loop calling the jitc function (compiled with the
-cpu backend's fastmath flags), the NumPy (or SciPy) ufunc, and the same numba loop calling
+For each function and dtype: a numba loop calling the jitc function (compiled with every
+fast-math flag that keeps NaN/Inf), the NumPy (or SciPy) ufunc, and the same numba loop calling
 math.* (scalar libm). Results are checked against NumPy before timing. Columns: best-of
 thread-CPU times in ms (all single-threaded), ratios jitc/NumPy and jitc/math (below 1:
 jitc is faster), the widest float vector type in the loop function's LLVM IR, whether the
@@ -22,7 +22,7 @@ from numba import njit
 
 from jitc.backends.cpu.vmath import VMATH
 
-FASTMATH = {"reassoc", "contract", "arcp", "afn"}   # the cpu backend's kernel flags
+FASTMATH = {"reassoc", "contract", "arcp", "afn"}   # the most a caller may use
 
 
 def _sigmoid_np(x, out):

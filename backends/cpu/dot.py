@@ -134,8 +134,12 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
     def b_(bi, ki, ni):
         return f"b[{_at(ds.rhs.lower(), b=bi, k=ki, n=ni)}]"
 
-    def fma(acc, x, y):
-        return f"({acc} or ({x} and {y}))" if is_bool else f"{t}({acc} + {x} * {y})"
+    def fma(acc, x, y):  # reassociable, so an inner product's sum runs in vector lanes
+        if is_bool:
+            return f"({acc} or ({x} and {y}))"
+        if node.dtype.kind == "f":
+            return f"reassoc_add({acc}, {t}({x} * {y}))"
+        return f"{t}({acc} + {x} * {y})"
 
     lines = [f"def {name}(a, b, out, lo, hi, n):"]
     if ds.mode == "blas":

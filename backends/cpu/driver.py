@@ -23,7 +23,11 @@ from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.backends.cpu.plan import Kernel, Program
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 
-FASTMATH = '{"reassoc", "contract", "arcp"}'
+# No fast-math: a kernel's answers are NumPy's. arcp turned x / y into x * (1 / y), which is
+# inf for a subnormal y; reassoc regrouped arithmetic NumPy evaluates in order; contract fused
+# a * b + c into one rounding (an FMA) where NumPy rounds twice. A reduction's accumulation,
+# the one place reordering is wanted (vector lanes), carries its own flag (scalar.py).
+FASTMATH = "False"
 BODY_DECORATOR = f"@njit(nogil=True, error_model='numpy', fastmath={FASTMATH})"
 
 KERNEL_HEADER = """\

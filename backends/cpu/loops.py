@@ -27,6 +27,7 @@ from jitc.backends.cpu import regions
 from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
+from jitc.recursion import run
 
 
 class LayoutError(JitcError):
@@ -53,6 +54,13 @@ _REDUCE_INIT = {
 }
 
 
+# Elements a float sum adds in its own dtype before the block's total joins a float64
+# accumulator. The block's adds are reassociable, so LLVM spreads them over its vector
+# lanes (tens of elements per lane); float32 sums then err like NumPy's pairwise ones
+# (relative error ~1e-7 where one sequential accumulator erred 2.5e-3 over 2**24 elements).
+BLOCK = 1024
+
+
 def _init(kind, dtype):
     if (kind, dtype.kind) in _REDUCE_INIT:
         return literal(_REDUCE_INIT[(kind, dtype.kind)], dtype)
@@ -65,7 +73,9 @@ def _combine(kind, acc, v, dtype):
     if kind == "sum":
         return f"({acc} or {v})" if dtype.kind == "b" else f"{t}({acc} + {v})"
     if kind == "prod":
-        return f"({acc} and {v})" if dtype.kind == "b" else f"{t}({acc} * {v})"
+        # reassociable: LLVM multiplies in vector lanes
+        return f"({acc} and {v})" if dtype.kind == "b" else (
+            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" else f"{t}({acc} * {v})")
     if kind == "and":
         return f"({acc} and {v})"
     if kind == "or":
@@ -150,6 +160,7 @@ class LoopKernel:
         self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
         self.chunk_slices: dict | None = None  # array -> its chunk's slice (1-d split loops)
         self.row_slices: dict = {}  # (array, leading indices, offset) -> (name, slice)
+        self.constants: dict = {}  # float constant node -> (its local, its slot's value)
         self._plan_iteration()
 
     # -- layout
@@ -194,6 +205,16 @@ class LoopKernel:
         return stage
 
     # -- values
+    def _constant(self, n: Node) -> str:
+        """A scalar constant; a float's slot is read once, at the top of the body (read at
+        each use, it was most of numba's typing work on a long chain)."""
+        if n.dtype.kind != "f":
+            return self.sz.scalar(n.attrs["value"][()], n.dtype)
+        if n not in self.constants:
+            self.constants[n] = (f"c{len(self.constants)}",
+                                 self.sz.scalar(n.attrs["value"][()], n.dtype))
+        return self.constants[n][0]
+
     def _array(self, node):
         if node not in self.arg_names:
             self.arg_names[node] = f"a{len(self.inputs)}"
@@ -201,12 +222,15 @@ class LoopKernel:
         return self.arg_names[node]
 
     def value(self, node: Node, idx: tuple, memo: dict) -> str:
+        """The expression of `node` at `idx`, writing the lines it needs first (as
+        generators on one stack, recursion.py: an op chain is as deep as it is long)."""
+        return run(self._memoized(node, idx, memo))
+
+    def _memoized(self, node: Node, idx: tuple, memo: dict):
         key = (node, idx)
-        if key in memo:
-            return memo[key]
-        result = self._value(node, idx, memo)
-        memo[key] = result
-        return result
+        if key not in memo:
+            memo[key] = yield self._value(node, idx, memo)
+        return memo[key]
 
     def _value(self, n: Node, idx, memo):
         w = self.w
@@ -219,7 +243,7 @@ class LoopKernel:
                 return f"{self._chunk_slice(arr)}[j]"
             return self._indexed(arr, idx)
         if op == "constant":
-            return self.sz.scalar(n.attrs["value"][()], n.dtype)
+            return self._constant(n)
         if op in ops.REDUCTIONS:
             want = tuple(self.index[d] for d in self.outer)
             # a size-1 outer dim is indexed by 0 through broadcasts: the same row
@@ -231,7 +255,9 @@ class LoopKernel:
         if n in self.scratch and idx == self.index and self.scratch_ready.get(n):
             return f"{self.scratch[n]}[{self._inner_flat()}]"
         if op in ops.ELEMENTWISE:
-            args = [self.value(o, idx, memo) for o in n.operands]
+            args = []
+            for o in n.operands:
+                args.append((yield self._memoized(o, idx, memo)))
             dtype = n.operands[-1].dtype if op == "select" else n.operands[0].dtype
             expr = lower_elementwise(op, dtype, n.dtype, args, n.attrs)
             var = w.fresh()
@@ -245,24 +271,26 @@ class LoopKernel:
         if op == "broadcast_in_dim":
             dims = n.attrs["broadcast_dimensions"]
             sub = tuple("0" if x.shape[k] == 1 else idx[d] for k, d in enumerate(dims))
-            return self.value(x, sub, memo)
+            return (yield self._memoized(x, sub, memo))
         if op == "transpose":
             sub = [None] * x.ndim
             for k, p in enumerate(n.attrs["permutation"]):
                 sub[p] = idx[k]
-            return self.value(x, tuple(sub), memo)
+            return (yield self._memoized(x, tuple(sub), memo))
         if op == "slice":
             sub = []
             for i, s, st in zip(idx, n.attrs["start"], n.attrs["stride"]):
                 term = i if st == 1 else f"{i} * {st}"
                 sub.append(term if s == 0 else f"{s} + {term}")
-            return self.value(x, tuple(f"({e})" if " " in e else e for e in sub), memo)
+            sub = tuple(f"({e})" if " " in e else e for e in sub)
+            return (yield self._memoized(x, sub, memo))
         if op == "reshape":
-            return self.value(x, self._reshape_index(x.shape, n.shape, idx), memo)
+            sub = self._reshape_index(x.shape, n.shape, idx)
+            return (yield self._memoized(x, sub, memo))
         if op == "concatenate":
-            return self._concatenate(n, idx, memo)
+            return (yield from self._concatenate(n, idx))
         if op == "gather":
-            return self._gather(n, idx, memo)
+            return (yield from self._gather(n, idx, memo))
         raise LayoutError(f"cannot generate {op} inside a loop kernel")
 
     def _reshape_index(self, src, dst, idx):
@@ -309,7 +337,7 @@ class LoopKernel:
                 out[k] = q if j == 0 else f"({q} % {src[k]})"
         return tuple(out)
 
-    def _concatenate(self, n, idx, memo):
+    def _concatenate(self, n, idx):
         w = self.w
         dim = n.attrs["dimension"]
         var = w.fresh()
@@ -323,7 +351,8 @@ class LoopKernel:
             sub = list(idx)
             if offset:
                 sub[dim] = f"({idx[dim]} - {self.sz(offset)})"
-            w.line(f"{var} = {self.value(o, tuple(sub), dict())}")
+            v = yield self._memoized(o, tuple(sub), {})  # defined in this branch only
+            w.line(f"{var} = {v}")
             w.depth -= 1
             offset = hi
         return var
@@ -333,7 +362,7 @@ class LoopKernel:
         x, ind = n.operands
         axis = n.attrs["axis"]
         k = w.fresh("k")
-        raw = self.value(ind, idx[axis:axis + ind.ndim], memo)
+        raw = yield self._memoized(ind, idx[axis:axis + ind.ndim], memo)
         size = self.sz(x.shape[axis])
         w.line(f"{k} = np.int64({raw})")
         w.line(f"if {k} < 0:")
@@ -341,7 +370,7 @@ class LoopKernel:
         w.line(f"if {k} < 0 or {k} >= {size}:")
         w.line(f"    raise IndexError('gather index out of bounds for axis {axis}')")
         sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
-        return self.value(x, sub, memo)
+        return (yield self._memoized(x, sub, memo))
 
     def _indexed(self, arr: str, idx: tuple) -> str:
         """`arr` at `idx`. Where only the last index moves in the innermost loop, and by the
@@ -399,23 +428,18 @@ class LoopKernel:
     def _needs_scratch(self, stages, final):
         """Expensive full-shape values read in more than one pass get a scratch row."""
         readers: dict[Node, set] = {}
-
-        def visit(n, s, seen):
-            if (n, s) in seen or n.op in ops.REDUCTIONS:
-                return
-            seen.add((n, s))
-            if n.shape == self.shape and (n.op in ops.EXPENSIVE):
-                readers.setdefault(n, set()).add(s)
-            for o in n.operands:
-                visit(o, s, seen)
-
         seen: set = set()
-        for r, s in stages.items():
-            for o in r.operands:
-                visit(o, s, seen)
-        for out in self.body.outputs:
-            if out.shape == self.shape:
-                visit(out, final, seen)
+        roots = [(o, s) for r, s in stages.items() for o in r.operands]
+        roots += [(out, final) for out in self.body.outputs if out.shape == self.shape]
+        stack = roots[::-1]
+        while stack:  # depth first, operands in order (an explicit stack: chains are deep)
+            n, s = stack.pop()
+            if (n, s) in seen or n.op in ops.REDUCTIONS:
+                continue
+            seen.add((n, s))
+            if n.shape == self.shape and n.op in ops.EXPENSIVE:
+                readers.setdefault(n, set()).add(s)
+            stack += [(o, s) for o in reversed(n.operands)]
         return [n for n, s in readers.items() if len(s) > 1]
 
     def generate(self) -> KernelSource:
@@ -454,7 +478,9 @@ class LoopKernel:
         for s in range(final + 1):
             ready = [r for r, rs in stages.items() if rs == s]
             for r in ready:
-                if r.op == "reduce":
+                if self._blocked(r):
+                    w.line(f"{self._wide(r)} = np.float64(0.0)")
+                elif r.op == "reduce":
                     w.line(f"{self.acc[r]} = {_init(r.attrs['kind'], r.dtype)}")
                 else:
                     w.line(f"{self.acc[r]} = np.int64(0)")
@@ -468,14 +494,16 @@ class LoopKernel:
                 self._write_cells(cells, outs)
                 continue
             depth = w.depth
+            blocked = [r for r in ready if self._blocked(r)]
             if not self.flat:
-                for d in self.inner:
-                    w.line(f"for i{d} in range({self.sz(self.shape[d])}):")
-                    w.depth += 1
+                self._open_inner(blocked)
             memo: dict = {}
             for r in ready:
                 v = self.value(r.operands[0], self.index, memo)
-                if r.op == "reduce":
+                if r in blocked:
+                    t = TYPE_NAMES[self._block_dtype(r)]
+                    w.line(f"{self._block(r)} = reassoc_add({self._block(r)}, {t}({v}))")
+                elif r.op == "reduce":
                     w.line(f"{self.acc[r]} = {_combine(r.attrs['kind'], self.acc[r], v, r.dtype)}")
                 else:
                     self._arg_update(r, v)
@@ -488,7 +516,7 @@ class LoopKernel:
             for n in self.scratch:
                 if (n, self.index) in memo:
                     self.scratch_ready[n] = True
-            w.depth = depth
+            self._close_inner(blocked, depth)
         for k, o in enumerate(body.outputs):
             idx, full = self._output_index(o)
             if not full:
@@ -506,10 +534,64 @@ class LoopKernel:
         out_args = [k for k in range(len(outs)) if k not in self.aliases]
         args = ", ".join([self.arg_names[n] for n in self.inputs] + [outs[k] for k in out_args]
                          + [s for s, _, _ in scratch] + ["lo", "hi", "n"])
-        src = [f"def {self.name}({args}):"] + loop
+        src = ([f"def {self.name}({args}):"]
+               + [f"    {name} = {expr}" for name, expr in self.constants.values()] + loop)
         work = int(np.prod(self.shape, dtype=np.int64))
         return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs), out_args,
                             self.rows, work, self.raises, scratch)
+
+    # -- blocked summation: float sums add BLOCK elements in the sum's dtype (vector lanes),
+    # then add each block's total into a float64 accumulator
+    def _blocked(self, r) -> bool:
+        """Is `r` a float sum over a loop (summed in blocks)?"""
+        return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
+                and bool(self.inner))
+
+    def _block(self, r):
+        return f"blk{self.acc[r]}"
+
+    def _block_dtype(self, r):
+        """A block adds in the sum's dtype where its loop runs along memory (LLVM spreads it
+        over vector lanes); a strided loop (sum over axis 0) stays sequential, so it adds in
+        float64, at no cost beside its cache misses."""
+        return r.dtype if self.inner[-1] == len(self.shape) - 1 else np.dtype(np.float64)
+
+    def _wide(self, r):
+        return f"wide{self.acc[r]}"
+
+    def _open_inner(self, blocked):
+        """The loops over the inner dims; the last one in blocks when a float sum reads it."""
+        w = self.w
+        for d in self.inner[:-1]:
+            w.line(f"for i{d} in range({self.sz(self.shape[d])}):")
+            w.depth += 1
+        if not self.inner:
+            return
+        d = self.inner[-1]
+        extent = self.sz(self.shape[d])
+        if not blocked:
+            w.line(f"for i{d} in range({extent}):")
+            w.depth += 1
+            return
+        w.line(f"for b{d} in range(0, {extent}, {BLOCK}):")
+        w.depth += 1
+        for r in blocked:
+            w.line(f"{self._block(r)} = {literal(0, self._block_dtype(r))}")
+        w.line(f"for k{d} in range(min({BLOCK}, {extent} - b{d})):")
+        w.line(f"    i{d} = nonneg(b{d} + k{d})")
+        w.depth += 1
+
+    def _close_inner(self, blocked, depth):
+        """Back to `depth`: each block's total goes into its float64 accumulator, and once
+        all blocks are in, the sum is rounded once to its dtype."""
+        w = self.w
+        if blocked:
+            w.depth -= 1
+            for r in blocked:
+                w.line(f"{self._wide(r)} += np.float64({self._block(r)})")
+        w.depth = depth
+        for r in blocked:
+            w.line(f"{self.acc[r]} = {TYPE_NAMES[r.dtype]}({self._wide(r)})")
 
     def _write_cells(self, cells, outs):
         """Write outputs that are concatenates cell by cell (regions.py): a row picks its

@@ -61,6 +61,14 @@ _NP_FLOAT = frozenset({
 _INT_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
 
 
+# Float arithmetic numba types as its operands' dtype already: no cast around it (the casts
+# were half of numba's typing work on a long elementwise chain).
+_FLOAT_SAME_TYPE = {
+    "add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}", "divide": "{a} / {b}",
+    "negative": "-{a}", "square": "{a} * {a}", "absolute": "abs({a})",
+}
+
+
 def lower_elementwise(op, dtype, result, args, attrs) -> str:
     """One element of `op` applied to `args` (expressions of dtype `dtype`)."""
     dtype, result = np.dtype(dtype), np.dtype(result)
@@ -75,6 +83,8 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         return f"{t}({a})"
     if op == "select":
         return f"({args[1]} if {a} else {args[2]})"
+    if dtype.kind == "f" and result == dtype and op in _FLOAT_SAME_TYPE:
+        return "(" + _FLOAT_SAME_TYPE[op].format(a=a, b=b) + ")"
     if op in _NP_FLOAT and dtype.kind == "f":
         fn = _vmath(op, dtype) or f"np.{op}"
         return f"{t}({fn}({', '.join(args)}))"

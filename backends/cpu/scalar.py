@@ -129,3 +129,44 @@ def _ieee(name):
 # vectorizes a reduction over these, not over the select NumPy's semantics would spell.
 fmaximum = _ieee("maximum")
 fminimum = _ieee("minimum")
+
+
+def _reassoc(op):
+    """An intrinsic: `op` (fadd or fmul) on two floats of one type, flagged `reassoc` alone.
+
+    Kernels compile without fast-math (NumPy's answers must not change); a reduction's
+    accumulation is the one place where reordering is wanted, so that LLVM can split it into
+    vector lanes. The flag on that one instruction is all its loop vectorizer needs."""
+
+    @intrinsic
+    def call(typingctx, a, b):
+        if not isinstance(a, types.Float) or a != b:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, op)(*args, flags=("reassoc",))
+
+        return a(a, b), codegen
+
+    return call
+
+
+reassoc_add = _reassoc("fadd")
+reassoc_mul = _reassoc("fmul")
+
+
+@intrinsic
+def nonneg(typingctx, a):
+    """`a`, with LLVM told it is >= 0, so that indexing by it needs no negative-index
+    wraparound (which blocks vectorization): for indices like `block start + k`, which
+    LLVM cannot prove non-negative by itself."""
+    if not isinstance(a, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        assume = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "llvm.assume")
+        builder.call(assume, [builder.icmp_signed(">=", args[0], ir.Constant(args[0].type, 0))])
+        return args[0]
+
+    return a(a), codegen

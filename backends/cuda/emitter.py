@@ -17,6 +17,7 @@ from jitc import ops
 from jitc.backends.cuda.lowering import ERR_INDEX, cast, literal, lower
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
+from jitc.recursion import run
 
 ROW, ELEMENT = 1, 2
 ZERO = ("0", 0)
@@ -140,9 +141,14 @@ class BodyEmitter:
         self.memo = {k: v for k, v in self.memo.items() if v[1] < level}
 
     def value(self, node: Node, idx: tuple) -> tuple[str, int]:
+        """(text, level) of `node` at `idx`, writing the lines it needs first (as generators
+        on one stack, recursion.py: an op chain is as deep as it is long)."""
+        return run(self._memoized(node, idx))
+
+    def _memoized(self, node: Node, idx: tuple):
         key = (node, idx)
         if key not in self.memo:
-            self.memo[key] = self._value(node, idx)
+            self.memo[key] = yield self._value(node, idx)
         return self.memo[key]
 
     def _emit(self, level: int, make) -> str:
@@ -179,7 +185,9 @@ class BodyEmitter:
         if op == "constant":
             return literal(n.attrs["value"][()], n.dtype), 0
         if op in ops.ELEMENTWISE:
-            args = [self.value(o, idx) for o in n.operands]
+            args = []
+            for o in n.operands:
+                args.append((yield self._memoized(o, idx)))
             level = max(lv for _, lv in args)
             dtype = n.operands[-1].dtype if op == "select" else n.operands[0].dtype
             texts = [t for t, _ in args]
@@ -194,14 +202,14 @@ class BodyEmitter:
         if op == "broadcast_in_dim":
             (x,) = n.operands
             dims = n.attrs["broadcast_dimensions"]
-            return self.value(x, tuple(ZERO if x.shape[k] == 1 else idx[d]
-                                       for k, d in enumerate(dims)))
+            return (yield self._memoized(x, tuple(ZERO if x.shape[k] == 1 else idx[d]
+                                                  for k, d in enumerate(dims))))
         if op == "transpose":
             (x,) = n.operands
             sub = [None] * x.ndim
             for k, p in enumerate(n.attrs["permutation"]):
                 sub[p] = idx[k]
-            return self.value(x, tuple(sub))
+            return (yield self._memoized(x, tuple(sub)))
         if op == "slice":
             (x,) = n.operands
             sub = []
@@ -214,14 +222,14 @@ class BodyEmitter:
                 # for each step t) then share one kernel
                 term = text if st == 1 else f"{text} * {self.sz(st)}"
                 sub.append((f"({self.sz(s)} + {term})" if s else term, lv))
-            return self.value(x, tuple(sub))
+            return (yield self._memoized(x, tuple(sub)))
         if op == "reshape":
             (x,) = n.operands
-            return self.value(x, self._reshape_index(x.shape, n.shape, idx))
+            return (yield self._memoized(x, self._reshape_index(x.shape, n.shape, idx)))
         if op == "concatenate":
-            return self._concatenate(n, idx)
+            return (yield from self._concatenate(n, idx))
         if op == "gather":
-            return self._gather(n, idx)
+            return (yield from self._gather(n, idx))
         raise LayoutError(f"cannot generate {op} inside a cuda kernel")
 
     def _reshape_index(self, src, dst, idx):
@@ -263,7 +271,7 @@ class BodyEmitter:
             sub = list(idx)
             sub[dim] = ZERO if o.shape[dim] == 1 else (shifted, level)
             before = set(self.memo)
-            v, _ = self.value(o, tuple(sub))
+            v, _ = yield self._memoized(o, tuple(sub))
             w.line(f"{var} = {v}")
             if branched:
                 w.close()
@@ -277,7 +285,7 @@ class BodyEmitter:
         w = self.w
         x, ind = n.operands
         axis = n.attrs["axis"]
-        raw, level = self.value(ind, idx[axis:axis + ind.ndim])
+        raw, level = yield self._memoized(ind, idx[axis:axis + ind.ndim])
         size = self.sz(x.shape[axis])
         saved = w.level
         w.level = level
@@ -293,4 +301,4 @@ class BodyEmitter:
         w.level = saved
         # an axis of extent 1 is read at 0 (the index is still checked above)
         k_comp = ZERO if x.shape[axis] == 1 else (k, level)
-        return self.value(x, idx[:axis] + (k_comp,) + idx[axis + ind.ndim:])
+        return (yield self._memoized(x, idx[:axis] + (k_comp,) + idx[axis + ind.ndim:]))

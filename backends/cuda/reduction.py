@@ -38,6 +38,10 @@ from jitc.backends.cuda.lowering import cast, literal
 from jitc.ir import Graph, Node
 
 MAX_THREADS = 256  # threads per block of a reduction kernel (the shared tree's size)
+# Elements a lane adds to a float sum in the sum's dtype before the block's total joins the
+# lane's float64 partial: a lane's sequential float32 sum of 2**24 / 256 elements erred
+# ~1e-3; blocks of 32 err ~3e-7, at one float64 add per 32 elements.
+BLOCK = 32
 EMPTY = "i64(9223372036854775807)"  # the index of an argmax partial that saw no element
 
 _INIT = {("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
@@ -70,6 +74,21 @@ def combine(kind, a, b, dtype) -> str:
     raise LayoutError(f"unknown reduce kind {kind!r}")
 
 
+def blocked(r: Node) -> bool:
+    """Is `r` a float sum (summed in blocks, its partials and tree in float64)?"""
+    return r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
+
+
+def partial_dtype(r: Node):
+    """The dtype of a reduction's per-lane partials and shared tree."""
+    return np.dtype(np.float64) if blocked(r) else r.operands[0].dtype
+
+
+def _total(r: Node, partial: str) -> str:
+    """A reduction's result from its combined partial (float sums: rounded to its dtype)."""
+    return cast(partial, r.dtype) if blocked(r) else partial
+
+
 def reduced_axes(r: Node) -> tuple:
     return tuple(r.attrs["axes"]) if r.op == "reduce" else (r.attrs["axis"],)
 
@@ -90,22 +109,17 @@ def needs_scratch(body: Graph, shape, stage_of, final) -> list:
     """Expensive full-shaped values read in more than one pass."""
     readers: dict = {}
     seen: set = set()
-
-    def visit(n, s):
+    roots = [(o, s) for r, s in stage_of.items() for o in r.operands]
+    roots += [(out, final) for out in body.outputs if out.shape == shape]
+    stack = roots[::-1]
+    while stack:  # depth first, operands in order (an explicit stack: chains are deep)
+        n, s = stack.pop()
         if (n, s) in seen or n.op in ops.REDUCTIONS:
-            return
+            continue
         seen.add((n, s))
         if n.shape == shape and n.op in ops.EXPENSIVE:
             readers.setdefault(n, set()).add(s)
-        for o in n.operands:
-            visit(o, s)
-
-    for r, s in stage_of.items():
-        for o in r.operands:
-            visit(o, s)
-    for out in body.outputs:
-        if out.shape == shape:
-            visit(out, final)
+        stack += [(o, s) for o in reversed(n.operands)]
     return [n for n, s in readers.items() if len(s) > 1]
 
 
@@ -156,7 +170,7 @@ class RowKernel:
         shared = []
         for k, r in enumerate(self.reduces):
             shared.append(f"sh{k} = cuda.shared.array({MAX_THREADS}, "
-                          f"{DTYPE_NAME[r.operands[0].dtype]})")
+                          f"{DTYPE_NAME[partial_dtype(r)]})")
             if r.op != "reduce":
                 shared.append(f"shi{k} = cuda.shared.array({MAX_THREADS}, i64)")
 
@@ -209,9 +223,18 @@ class RowKernel:
             self._written.add(n)
 
     # -- passes
-    def _element_loop(self, inner: list[str]) -> list[str]:
-        return ([f"for j in range(lane, {self.sz(self.rlen)}, LANES):"]
-                + indent(self.decomp_inner + inner))
+    def _element_loop(self, inner: list[str], blocks: tuple = ()) -> list[str]:
+        """The lane's loop over the row; with float sums (`blocks`: their indices), in
+        blocks of BLOCK elements per lane, each block's total added into a float64 partial."""
+        rlen = self.sz(self.rlen)
+        if not blocks:
+            return [f"for j in range(lane, {rlen}, LANES):"] + indent(self.decomp_inner + inner)
+        span = f"LANES * {BLOCK}"
+        block = ([f"blk{k} = {init('sum', self.reduces[k].dtype)}" for k in blocks]
+                 + [f"for j in range(jb + lane, min(jb + {span}, {rlen}), LANES):"]
+                 + indent(self.decomp_inner + inner)
+                 + [f"acc{k} = acc{k} + f64(blk{k})" for k in blocks])
+        return [f"for jb in range(0, {rlen}, {span}):"] + indent(block)
 
     def _pass(self, ready: list) -> list[str]:
         w, em = self.w, self.em
@@ -222,7 +245,10 @@ class RowKernel:
         for r in ready:
             k = self.reduces.index(r)
             v, _ = em.value(r.operands[0], self.index)
-            if r.op == "reduce":
+            if blocked(r):
+                w.line(f"blk{k} = {combine('sum', f'blk{k}', v, r.dtype)}")
+                accs.append(f"acc{k} = {init('sum', np.float64)}")
+            elif r.op == "reduce":
                 w.line(f"acc{k} = {combine(r.attrs['kind'], f'acc{k}', v, r.dtype)}")
                 accs.append(f"acc{k} = {init(r.attrs['kind'], r.dtype)}")
             else:
@@ -235,7 +261,8 @@ class RowKernel:
                 kind = "max" if r.op == "argmax" else "min"
                 accs += [f"acc{k} = {init(kind, r.operands[0].dtype)}", f"acci{k} = {EMPTY}"]
         inner = w.take(ELEMENT)
-        lines = w.take(ROW) + accs + self._element_loop(inner) + self._tree(ready)
+        blocks = tuple(self.reduces.index(r) for r in ready if blocked(r))
+        lines = w.take(ROW) + accs + self._element_loop(inner, blocks) + self._tree(ready)
         self.ready |= self._written
         return lines
 
@@ -245,12 +272,13 @@ class RowKernel:
         for r in ready:
             k = self.reduces.index(r)
             if r.op == "reduce":
-                both = combine(r.attrs["kind"], f"x{k}", f"y{k}", r.dtype)
+                both = combine(r.attrs["kind"], f"x{k}", f"y{k}", partial_dtype(r))
                 store.append(f"sh{k}[me] = acc{k}")
                 comb += [f"x{k} = sh{k}[me]", f"y{k} = sh{k}[me + h * pstride]",
                          f"sh{k}[me] = {both}"]
-                result.append(f"red{k} = sh{k}[first]")
-                single.append(f"red{k} = acc{k}")
+                # a float sum's float64 total is rounded once, to its dtype
+                result.append(f"red{k} = {_total(r, f'sh{k}[first]')}")
+                single.append(f"red{k} = {_total(r, f'acc{k}')}")
             else:
                 cmp = ">" if r.op == "argmax" else "<"
                 store += [f"sh{k}[me] = acc{k}", f"shi{k}[me] = acci{k}"]
