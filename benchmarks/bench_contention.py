@@ -2,8 +2,9 @@
 
     python -m benchmarks.bench_contention [--markdown]
 
-Times one call (an elementwise chain and a row sum over 512x512 float64, ~0.2 ms on 2
-threads) quiet, while a Python process spins on a core, and single-threaded
+Times one call (an elementwise chain and a row sum over 512x512 float64, ~0.25 ms on 2
+threads) quiet, while another process works in bursts of 3 ms CPU (COMPETITOR=code to run
+another; BUSY="taskset -c 1" to pin it), and single-threaded
 (numba.set_num_threads(1)), in fresh processes per threading layer: jitc's choice (TBB) and
 numba's GNU OpenMP default, which jitc used before. The goal: contended within 2x of quiet
 and never slower than single-threaded. Times are medians of samples that each average
@@ -24,6 +25,17 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 
 LAYERS = {"tbb (jitc)": {}, "omp (numba's default)": {"NUMBA_THREADING_LAYER": "omp"}}
 REPEATS = 15
+BUSY = os.environ.get("BUSY", "").split()
+# another process's work as a compile or a data loader does it: bursts of a few ms of CPU
+# with short sleeps between (a pure spin loop lets OpenMP's spinning threads keep up)
+COMPETITOR = os.environ.get("COMPETITOR", """
+import time
+while True:
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.003:
+        pass
+    time.sleep(0.0002)
+""")
 
 
 def measure() -> dict:
@@ -46,7 +58,7 @@ def measure() -> dict:
         return median_time(lambda: step(x, y), REPEATS, 0.02) * 1e6
 
     out = {"layer": numba.threading_layer(), "quiet": timed()}
-    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    busy = subprocess.Popen(BUSY + [sys.executable, "-c", COMPETITOR])
     try:
         time.sleep(0.2)
         out["contended"] = timed()

@@ -30,9 +30,9 @@ from numba.np.ufunc import parallel
 @functools.cache
 def start_thread_pool() -> str:
     """Start numba's threads (on TBB where jitc may choose) and name the layer in use."""
-    if not parallel._is_initialized and "NUMBA_THREADING_LAYER" not in os.environ:
-        if _load_tbb():
-            numba.config.THREADING_LAYER = "tbb"
+    if not parallel._is_initialized and _load_tbb() \
+            and "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = "tbb"
     parallel._launch_threads()
     return numba.threading_layer()
 
