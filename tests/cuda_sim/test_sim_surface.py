@@ -84,3 +84,10 @@ def test_reduction_axes():
 
 def test_basic_slicing():
     surface.test_basic_slicing(backend="cuda")
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "ndtr", "log_ndtr", "expit", "logit"])
+def test_scipy_special_within_a_few_ulp_of_the_exact_value(name):
+    from tests.test_special import test_within_a_few_ulp_of_the_exact_value
+
+    test_within_a_few_ulp_of_the_exact_value("cuda", name)
