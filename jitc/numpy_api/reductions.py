@@ -248,23 +248,23 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 @implements(np.nanmax)
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    """An all-NaN slice gives NaN (NumPy warns, at run time; jitc cannot)."""
     _check_where_initial("nanmax", initial, where, out)
-    a = lift(find_ctx([a]), a)
-    if a.dtype.kind != "f":
-        return np.max(a, axis=axis, keepdims=keepdims)
-    best = np.max(_nan_replaced(a, -np.inf), axis=axis, keepdims=keepdims)
-    result = np.where(np.all(np.isnan(a), axis=axis, keepdims=keepdims), np.nan, best)
-    return _mark(result, result.ndim == 0)
+    return _nan_extreme(np.max, -np.inf, a, axis, keepdims)
 
 
 @implements(np.nanmin)
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     _check_where_initial("nanmin", initial, where, out)
+    return _nan_extreme(np.min, np.inf, a, axis, keepdims)
+
+
+def _nan_extreme(reduce, neutral, a, axis, keepdims):
+    """max/min skipping NaNs; an all-NaN slice gives NaN (NumPy also warns, at run time,
+    which jitc cannot)."""
     a = lift(find_ctx([a]), a)
     if a.dtype.kind != "f":
-        return np.min(a, axis=axis, keepdims=keepdims)
-    best = np.min(_nan_replaced(a, np.inf), axis=axis, keepdims=keepdims)
+        return reduce(a, axis=axis, keepdims=keepdims)
+    best = reduce(_nan_replaced(a, neutral), axis=axis, keepdims=keepdims)
     result = np.where(np.all(np.isnan(a), axis=axis, keepdims=keepdims), np.nan, best)
     return _mark(result, result.ndim == 0)
 

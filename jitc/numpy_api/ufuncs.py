@@ -44,9 +44,10 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
     from jitc.numpy_api.special import apply_special, scipy_ufunc
 
     name = ufunc.__name__
-    if scipy_ufunc(ufunc):
+    label = scipy_ufunc(ufunc)
+    if label:
         if method != "__call__" or kwargs:
-            raise UnsupportedError(f"{scipy_ufunc(ufunc)}: .{method} and keyword arguments "
+            raise UnsupportedError(f"{label}: .{method} and keyword arguments "
                                    f"({', '.join(kwargs)}) are not supported by jitc{where()}")
         return apply_special(ufunc, inputs)
     out = kwargs.pop("out", None)
