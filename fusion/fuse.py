@@ -45,6 +45,11 @@ CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {
     "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}
 MAX_SIGNATURES = 16
 MAX_ROUNDS = 6
+# A fusion reads and writes at most this many arrays: a kernel's compile time grows faster
+# than its arrays (numba and LLVM work per array, alias checks between pairs), so a sum of
+# 300 arguments becomes a chain of kernels of MAX_ARRAYS arrays, which share compiled code
+# where their structure repeats. XLA caps its fusions' operands for the same reason.
+MAX_ARRAYS = 16
 
 
 def is_scalar_constant(n: Node) -> bool:
@@ -124,6 +129,11 @@ class Fuser:
             return f"{p.op} is not fusible"
         if _zero_size(p):
             return "zero-size arrays are not fused"
+        # its output, the inputs known so far, and one left for a producer that stays out
+        arrays = 2 + self._known_inputs((g.reads - {p}) | set(p.operands))
+        if arrays > MAX_ARRAYS:
+            return (f"the kernel would read and write more than {MAX_ARRAYS} arrays "
+                    "(compile time grows faster than its arrays)")
         sigs = set()
         for u, k in self.uses[p]:
             if u in g.member_set:
@@ -146,6 +156,13 @@ class Fuser:
             return why
         g.add(p, sigs)
         return None
+
+    def _known_inputs(self, reads) -> int:
+        """How many of a group's reads are arrays it will read from memory for sure:
+        parameters, array constants and values already materialized. The others are not
+        visited yet (the walk goes consumers first) and may still join the group."""
+        return sum(1 for o in reads if o.op == "parameter" or o in self.home
+                   or (o.op == "constant" and o.shape != ()))
 
     def _join_reduce(self, g: Group, p: Node, sigs) -> str | None:
         space = Space(p.operands[0].shape, reduce_axes(p))

@@ -26,6 +26,7 @@ import heapq
 
 from jitc.fusion.contract import BODY_OPS, ContractError, check_region, single_op_body
 from jitc.fusion.cse import cse
+from jitc.fusion.fuse import MAX_ARRAYS
 from jitc.fusion.rewrite import nbytes, numel
 from jitc.fusion.views import is_view
 from jitc.ir import Graph, Node
@@ -182,6 +183,8 @@ class _Clusters:
         if not outputs:
             return False
         body, operands = merge_bodies(members, outputs)
+        if len(operands) + len(outputs) > MAX_ARRAYS:
+            return False
         sib = siblings or a in self.siblings or b in self.siblings
         kind = _kind(body, sib)
         if sib and kind != "multi":

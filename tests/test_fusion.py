@@ -201,6 +201,32 @@ def test_qkv_split_is_one_multi_output_kernel():
     assert c.stats()["kernels"] == 2  # the dot, and one pass writing q, k and v
 
 
+def _arrays_of(fusion):
+    return len(fusion.operands) + len(fusion.subgraph.outputs)
+
+
+def test_no_fusion_reads_and_writes_more_than_max_arrays():
+    """A kernel's compile time grows faster than its arrays: a long sum of arguments is
+    split into kernels of at most MAX_ARRAYS arrays (fuse.py), and sibling merges stop
+    there too (multi.py)."""
+    from jitc.fusion.fuse import MAX_ARRAYS
+
+    def total(*xs):
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = acc + x
+        return acc
+
+    def siblings(x, *ys):  # every y reads x: one multi-output kernel would hold them all
+        return tuple(np.exp(x) * y for y in ys)
+
+    for fn, n in ((total, 3 * MAX_ARRAYS), (siblings, MAX_ARRAYS)):
+        lo, c = compile_and_check(fn, *[jitc.spec("f32[64]")] * n)
+        fusions = [f for f in c.graph.nodes if f.op == "fusion"]
+        assert all(_arrays_of(f) <= MAX_ARRAYS for f in fusions)
+        assert max(map(_arrays_of, fusions)) >= MAX_ARRAYS - 1  # and still fuse widely
+
+
 def test_outputs_that_are_inputs_or_repeated():
     def f(x):
         y = x * 2.0

@@ -22,6 +22,7 @@ from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.backends.cpu.plan import Kernel, Program
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
+from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
 
 # No fast-math: a kernel's answers are NumPy's. arcp turned x / y into x * (1 / y), which is
 # inf for a subnormal y; reassoc regrouped arithmetic NumPy evaluates in order; contract fused
@@ -60,6 +61,7 @@ class Emitted:
     kernel_sources: list  # distinct kernel module sources
     kernel_of_launch: list  # per launch, the index of its source in kernel_sources
     driver_source: str
+    wide: bool  # the driver is WIDE_DRIVER_SOURCE: its arrays come collected (wide.py)
     slots: list  # header and size slots
     launches: list  # per launch: [kernel address (0 until run time), pack offset, ...]
     pointers: list  # the pointer table, flat
@@ -117,8 +119,65 @@ ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gath
           4: SCATTER_ERROR}
 _KIND = {v: k for k, v in ERRORS.items()}
 # The state vector's header: where its tables are (see emit).
-LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA = range(7)
+LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE = range(8)
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
+
+# Every driver ends the same way: with `pk` (the packs), `base` (each array's address) and
+# the arrays to keep alive in `alive`, resolve the pointer table and run the launches.
+_LAUNCH_LINES = [
+    "pa = pk.ctypes.data",
+    f"for e in range(n[{POINTER_TABLE}], n[{POINTER_TABLE}] + {POINTER_ENTRY} * n[{POINTERS}],"
+    f" {POINTER_ENTRY}):",
+    "    pk[n[e]] = base[n[e + 1]] + n[e + 2]",
+    "failed = 0",
+    f"for e in range(n[{LAUNCH_TABLE}], n[{LAUNCH_TABLE}] + {LAUNCH_ENTRY} * n[{LAUNCHES}],"
+    f" {LAUNCH_ENTRY}):",
+    f"    if call_launcher(n[{LAUNCHER}], n[e], pa + 8 * n[e + 1], n[e + 2], n[e + 3]):",
+    "        failed = n[e + 4]",
+    "        break",
+    "keep_alive(alive)",
+] + [line for kind, (cls, message) in ERRORS.items()
+     for line in (f"if failed == {kind}:", f"    raise {cls}({message!r})")]
+
+# One scratch allocation holds the packs (filled with pointers below) and the bases.
+_SCRATCH_LINES = [
+    f"n_packs = n.shape[0] - n[{PACKS}]",
+    "scratch = np.empty(n_packs + n_bases + 2, np.int64)",
+    "pk = scratch[:n_packs]",
+    "for i in range(n_packs):  # a loop: numba compiles slice assignment slowly",
+    f"    pk[i] = n[n[{PACKS}] + i]",
+    "base = scratch[n_packs:]",
+]
+
+
+def _function(signature: str, header: str, lines: list) -> str:
+    return (DRIVER_HEADER + f"\n\n@njit(({signature},), nogil=True, cache=persistent())\n"
+            f"{header}\n" + "".join(f"    {ln}\n" for ln in lines))
+
+
+# The driver of every function with more than wide.MAX_NARROW_ARRAYS arrays: the arrays'
+# pointers and shapes come in a table (wide.py), whose layout the state's WIDE section
+# describes: the number of bases, each base's table position, the number of shape checks
+# and a (table position, size slot) pair for each.
+WIDE_DRIVER_SOURCE = _function('Array(int64, 1, "C"), Array(int64, 1, "C")', "def driver(n, t):", [
+    f"w = n[{WIDE}]",
+    "n_bases = n[w]",
+    "c = w + 1 + n_bases",
+    "bad = False",
+    "for e in range(c + 1, c + 1 + 2 * n[c], 2):",
+    "    bad |= t[n[e]] != n[n[e + 1]]",
+    "if bad:",
+    "    raise SignatureMiss()",
+    *_SCRATCH_LINES,
+    "for j in range(n_bases):",
+    "    base[j] = t[n[w + 1 + j]]",
+    f"arena = np.empty(n[{ARENA}], np.uint8)",
+    f"base[n_bases] = arena.ctypes.data if n[{ARENA}] else 0",
+    f"advise_huge_pages(base[n_bases], n[{ARENA}])",
+    "base[n_bases + 1] = 0",
+    "alive = (scratch, arena, t)",
+    *_LAUNCH_LINES,
+])
 
 
 def emit(program: Program) -> Emitted:
@@ -126,7 +185,7 @@ def emit(program: Program) -> Emitted:
 
     The driver is a loop over a launch table, so its source (and its compile time) depends
     on the function's arguments and results only, not on how many kernels it runs. State:
-    a header (LAUNCHER ... ARENA), size slots (parameter shapes), the launch
+    a header (LAUNCHER ... WIDE), size slots (parameter shapes), the launch
     table (kernel address, pack offset, rows, work, error kind per launch), the pointer
     table (pack index, base index, byte offset per array pointer; bases are parameters,
     results, the arena, then 0 for constants, whose offset is their address) and the packs.
@@ -134,53 +193,34 @@ def emit(program: Program) -> Emitted:
     (~45 ns an array). Parameters are C-contiguous arrays; the driver checks their shapes
     (SignatureMiss otherwise), numba's dispatch their types (the driver is compiled for
     one signature and refuses others). Results come in as arrays the caller
-    allocated (cheaper than boxing arrays the driver made), filled by the kernels."""
+    allocated (cheaper than boxing arrays the driver made), filled by the kernels.
+    A function with more than MAX_NARROW_ARRAYS arrays runs the one WIDE_DRIVER_SOURCE
+    instead, its arrays collected into a table (wide.py)."""
     n_params = len(program.params)
     n_results = len(program.results)
+    arrays = program.params + program.results
     sz = Sizes()
-    for _ in range(ARENA + 1):
+    for _ in range(WIDE + 1):
         sz(0)  # the header, filled in below
-    lines = []
-    checks = [f"p{i}.shape[{k}] != {sz(d)}" for i, (shape, _) in enumerate(program.params)
-              for k, d in enumerate(shape)]
-    if checks:
-        lines += [f"if {' or '.join(checks)}:", "    raise SignatureMiss()"]
-    arena_base = n_params + n_results
-    # one scratch allocation holds the packs (filled with pointers below) and the bases
-    lines += [f"n_packs = n.shape[0] - n[{PACKS}]",
-              f"scratch = np.empty(n_packs + {arena_base + 2}, np.int64)",
-              "pk = scratch[:n_packs]",
-              "for i in range(n_packs):  # a loop: numba compiles slice assignment slowly",
-              f"    pk[i] = n[n[{PACKS}] + i]",
-              "base = scratch[n_packs:]"]
-    names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
-    lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
-    lines += [f"advise_huge_pages(base[{n_params + k}], r{k}.nbytes)" for k in range(n_results)]
-    alive = ["scratch"] + [f"p{i}" for i in range(n_params)]
-    if program.temp_bytes:
-        lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
-                  f"base[{arena_base}] = arena.ctypes.data",
-                  f"advise_huge_pages(base[{arena_base}], arena.nbytes)"]
-        alive.append("arena")
+    shape_slots = [(i, k, len(sz.values), sz(d)) for i, (shape, _) in enumerate(program.params)
+                   for k, d in enumerate(shape)]
+    wide = len(arrays) > MAX_NARROW_ARRAYS
+    if wide:
+        driver = WIDE_DRIVER_SOURCE
+        positions = Layout(arrays).positions
+        wide_at = len(sz.values)
+        sz(len(arrays))
+        for at in positions:
+            sz(at)
+        sz(len(shape_slots))
+        for i, k, slot, _ in shape_slots:
+            sz(positions[i] + 1 + k)
+            sz(slot)
     else:
-        lines.append(f"base[{arena_base}] = 0")
-    lines.append(f"base[{arena_base + 1}] = 0")
-    lines += [
-        "pa = pk.ctypes.data",
-        f"for e in range(n[{POINTER_TABLE}], n[{POINTER_TABLE}] + {POINTER_ENTRY} * n[{POINTERS}],"
-        f" {POINTER_ENTRY}):",
-        "    pk[n[e]] = base[n[e + 1]] + n[e + 2]",
-        "failed = 0",
-        f"for e in range(n[{LAUNCH_TABLE}], n[{LAUNCH_TABLE}] + {LAUNCH_ENTRY} * n[{LAUNCHES}],"
-        f" {LAUNCH_ENTRY}):",
-        f"    if call_launcher(n[{LAUNCHER}], n[e], pa + 8 * n[e + 1], n[e + 2], n[e + 3]):",
-        "        failed = n[e + 4]",
-        "        break",
-        f"keep_alive(({', '.join(alive)},))",
-    ]
-    for kind, (cls, message) in ERRORS.items():
-        lines += [f"if failed == {kind}:", f"    raise {cls}({message!r})"]
-
+        wide_at = 0
+        driver = _narrow_driver(program, [f"p{i}.shape[{k}] != {value}"
+                                          for i, k, _, value in shape_slots])
+    arena_base = n_params + n_results
     base_of = {"param": 0, "result": n_params, "temp": arena_base, "const": arena_base + 1}
     sources: list[str] = []
     kernel_of_launch: list[int] = []
@@ -205,19 +245,37 @@ def emit(program: Program) -> Emitted:
         launches.append([0, at, kernel.rows, kernel.work, kind])  # address filled at run time
     slots = sz.values
     header = [0, len(launches), len(slots), len(pointers) // POINTER_ENTRY,
-              len(slots) + LAUNCH_ENTRY * len(launches), 0, program.temp_bytes]
+              len(slots) + LAUNCH_ENTRY * len(launches), 0, program.temp_bytes, wide_at]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 
-    params = ["n"] + [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
+    return Emitted(sources, kernel_of_launch, driver, wide, slots, launches, pointers,
+                   constant_pointers, packs, list(program.constants))
+
+
+def _narrow_driver(program: Program, checks: list) -> str:
+    """The driver compiled for this function's own arguments: one numba argument per array,
+    `checks` the conditions under which their shapes are not the compiled ones."""
+    n_params, n_results = len(program.params), len(program.results)
+    lines = []
+    if checks:
+        lines += [f"if {' or '.join(checks)}:", "    raise SignatureMiss()"]
+    lines += [f"n_bases = {n_params + n_results}", *_SCRATCH_LINES]
+    names = [f"p{i}" for i in range(n_params)] + [f"r{k}" for k in range(n_results)]
+    lines += [f"base[{j}] = {name}.ctypes.data" for j, name in enumerate(names)]
+    lines += [f"advise_huge_pages(base[{n_params + k}], r{k}.nbytes)" for k in range(n_results)]
+    alive = ["scratch"] + [f"p{i}" for i in range(n_params)]
+    if program.temp_bytes:
+        lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
+                  "base[n_bases] = arena.ctypes.data",
+                  "advise_huge_pages(base[n_bases], arena.nbytes)"]
+        alive.append("arena")
+    else:
+        lines.append("base[n_bases] = 0")
+    lines += ["base[n_bases + 1] = 0", f"alive = ({', '.join(alive)},)", *_LAUNCH_LINES]
     # the one numba signature of this driver, compiled when its module loads (so a disk that
     # cannot take the cache fails there, where cache.py turns the cache off)
     types = ['Array(int64, 1, "C")'] + [f'Array(from_dtype(np.dtype("{np.dtype(d).name}")), '
                                         f'{len(s)}, "C")'
                                         for s, d in program.params + program.results]
-    driver = (DRIVER_HEADER + f"\n\n@njit(({', '.join(types)},), nogil=True, "
-              "cache=persistent())\n"
-              f"def driver({', '.join(params)}):\n"
-              + "".join(f"    {ln}\n" for ln in lines))
-    return Emitted(sources, kernel_of_launch, driver, slots, launches, pointers,
-                   constant_pointers, packs, list(program.constants))
+    return _function(", ".join(types), f"def driver({', '.join(['n'] + names)}):", lines)

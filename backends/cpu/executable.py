@@ -14,6 +14,7 @@ from jitc.backends.cpu.driver import emit
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.threads import single_threaded_scipy_blas
+from jitc.backends.cpu.wide import collector_modules, wide_run
 from jitc.ir import Graph
 
 
@@ -34,12 +35,17 @@ class CpuExecutable:
         state = emitted.state(launcher_address(),
                               [addresses[i] for i in emitted.kernel_of_launch], self.constants)
         self.module = load_module(emitted.driver_source)
-        self.driver = self.module.driver
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
         # the driver with its state bound, called with the arguments and the result arrays
         # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
         # for other array types (see __call__)
-        self.checked_run = functools.partial(self.driver, state)
+        self.compiled_modules = self.kernel_modules + [self.module]
+        if emitted.wide:
+            types = self.program.params + self.program.results
+            self.checked_run = wide_run(self.module.driver, state, types)
+            self.compiled_modules += collector_modules(types)
+        else:
+            self.checked_run = functools.partial(self.module.driver, state)
         self._sealed = False
 
     def __call__(self, *arrays):
@@ -49,7 +55,7 @@ class CpuExecutable:
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         self.checked_run(*arrays, *outs)
         if not self._sealed:
-            for m in self.kernel_modules + [self.module, launcher_module()]:
+            for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
             self._sealed = True
         return outs

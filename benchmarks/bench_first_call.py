@@ -1,0 +1,132 @@
+"""First-call time of functions with many array arguments (issue 14), jitc beside JAX.
+
+    python -m benchmarks.bench_first_call [--markdown]
+
+Each case runs in a fresh process with an empty JITC_CACHE_DIR, so the time includes every
+compile a new user waits for (kernels, the driver, the launcher, the collectors). Cases:
+a sum of N arrays, an SGD step over a dict of N/3 parameters updated in place (N/3 grads
+read, N/3 results written), and a sum of N different elementwise terms. Before: 300
+arguments took 37-47 s (one kernel of 300 arrays, one driver of 300 arguments); the goal
+is under 3 s, growing at most linearly. Steady calls are medians, NumPy's beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+CASES = [("sum", 100), ("sum", 300), ("sgd", 300), ("terms", 100), ("terms", 300)]
+
+CHILD = """
+import json, sys, time
+import numpy as np
+from benchmarks.bench_first_call import make
+from benchmarks.run import median_time
+which, case, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fn, args = make(case, n)
+if which == "jax":
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    f = jax.jit(fn)
+    args = jax.tree_util.tree_map(jax.numpy.asarray, args)
+    run = lambda: jax.block_until_ready(f(*args))
+else:
+    import jitc
+    f = jitc.jit(fn)
+    run = lambda: f(*args)
+t = time.perf_counter()
+run()
+first = time.perf_counter() - t
+print(json.dumps({"first": first, "call": median_time(run, 7, 0.02) * 1e6}))
+"""
+
+
+def make(case: str, n: int):
+    """(function, argument tuple) of a case over n arrays."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    if case == "sum":
+        def fn(*xs):
+            acc = xs[0]
+            for x in xs[1:]:
+                acc = acc + x
+            return acc
+        return fn, tuple(rng.standard_normal(1000) for _ in range(n))
+    if case == "sgd":
+        k = n // 3
+        params = {f"w{i}": rng.standard_normal(256) for i in range(k)}
+        grads = {f"w{i}": rng.standard_normal(256) for i in range(k)}
+
+        def fn(params, grads):  # pure: JAX cannot update in place; jitc writes results
+            return {name: p - 0.01 * grads[name] for name, p in params.items()}
+        return fn, (params, grads)
+    terms = [np.sin, np.exp, np.tanh, np.sqrt, np.abs, np.log1p, np.cos]
+
+    def fn(*xs):
+        acc = 0.0
+        for i, x in enumerate(xs):
+            acc = acc + terms[i % len(terms)](np.abs(x))
+        return acc
+    return fn, tuple(rng.standard_normal(1000) for _ in range(n))
+
+
+def child(which: str, case: str, n: int) -> dict:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, JITC_CACHE_DIR=cache, PYTHONPATH=root)
+        run = subprocess.run([sys.executable, "-c", CHILD, which, case, str(n)], env=env,
+                             cwd=root, capture_output=True, text=True, timeout=600)
+    if run.returncode:
+        return {"error": run.stderr.strip().splitlines()[-1]}
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def numpy_call(case: str, n: int) -> float:
+    from benchmarks.run import median_time
+
+    fn, args = make(case, n)
+    return median_time(lambda: fn(*args), 7, 0.02) * 1e6
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    from benchmarks.peers import jax_module
+
+    rows = []
+    for case, n in CASES:
+        jitc_ = child("jitc", case, n)
+        jax_ = child("jax", case, n) if jax_module() else {"error": "jax not installed"}
+        rows.append((case, n, jitc_, jax_, numpy_call(case, n)))
+
+    def cell(r, key, fmt):
+        return fmt.format(r[key]) if key in r else r["error"][:40]
+
+    header = ("case", "arrays", "jitc first call (s)", "JAX first call (s)",
+              "jitc call (µs)", "JAX call (µs)", "NumPy call (µs)")
+    lines = [header]
+    for case, n, j, x, numpy_us in rows:
+        lines.append((case, str(n), cell(j, "first", "{:.2f}"), cell(x, "first", "{:.2f}"),
+                      cell(j, "call", "{:.1f}"), cell(x, "call", "{:.1f}"), f"{numpy_us:.1f}"))
+    if args.markdown:
+        print("| " + " | ".join(lines[0]) + " |")
+        print("|" + "---|" * len(lines[0]))
+        for line in lines[1:]:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        for line in lines:
+            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+
+
+if __name__ == "__main__":
+    main()
