@@ -30,15 +30,16 @@ import numpy as np
 from benchmarks.bench_first_call import make
 from benchmarks.run import median_time
 which, case, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fn, args = make(case, n)
 if which == "jax":
     import jax
     jax.config.update("jax_enable_x64", True)
+    fn, args = make(case, n, jax.numpy)
     f = jax.jit(fn)
     args = jax.tree_util.tree_map(jax.numpy.asarray, args)
     run = lambda: jax.block_until_ready(f(*args))
 else:
     import jitc
+    fn, args = make(case, n)
     f = jitc.jit(fn)
     run = lambda: f(*args)
 t = time.perf_counter()
@@ -48,10 +49,12 @@ print(json.dumps({"first": first, "call": median_time(run, 7, 0.02) * 1e6}))
 """
 
 
-def make(case: str, n: int):
-    """(function, argument tuple) of a case over n arrays."""
+def make(case: str, n: int, xp=None):
+    """(function, argument tuple) of a case over n arrays; the function calls `xp`'s
+    functions (NumPy's by default, jax.numpy's for JAX)."""
     import numpy as np
 
+    xp = xp or np
     rng = np.random.default_rng(0)
     if case == "sum":
         def fn(*xs):
@@ -68,12 +71,12 @@ def make(case: str, n: int):
         def fn(params, grads):  # pure: JAX cannot update in place; jitc writes results
             return {name: p - 0.01 * grads[name] for name, p in params.items()}
         return fn, (params, grads)
-    terms = [np.sin, np.exp, np.tanh, np.sqrt, np.abs, np.log1p, np.cos]
+    terms = [xp.sin, xp.exp, xp.tanh, xp.sqrt, xp.abs, xp.log1p, xp.cos]
 
     def fn(*xs):
         acc = 0.0
         for i, x in enumerate(xs):
-            acc = acc + terms[i % len(terms)](np.abs(x))
+            acc = acc + terms[i % len(terms)](xp.abs(x))
         return acc
     return fn, tuple(rng.standard_normal(1000) for _ in range(n))
 
