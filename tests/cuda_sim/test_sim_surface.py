@@ -9,6 +9,7 @@ inputs. The hypothesis tests add random broadcasting, reduction axes and slicing
 The whole table runs too with JITC_FULL_SURFACE=1 (about 8 minutes in the simulator).
 """
 
+import numpy as np
 import pytest
 
 import tests.test_surface as surface
@@ -91,3 +92,13 @@ def test_scipy_special_within_a_few_ulp_of_the_exact_value(name):
     from tests.test_special import test_within_a_few_ulp_of_the_exact_value
 
     test_within_a_few_ulp_of_the_exact_value("cuda", name)
+
+
+def test_scipy_special_gammaln_matches_scipy_and_the_exact_value():
+    from tests.test_special import (
+        test_gammaln_matches_scipy,
+        test_gammaln_within_a_few_ulp_of_the_exact_value,
+    )
+
+    test_gammaln_matches_scipy("cuda", np.float64)
+    test_gammaln_within_a_few_ulp_of_the_exact_value("cuda")
