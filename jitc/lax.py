@@ -110,6 +110,11 @@ def reduce(x, kind, axes):
     return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
 
 
+def cumulative(x, kind, axis):
+    """The running `kind` (sum, prod, max, min) along `axis`: ufunc.accumulate."""
+    return emit(x.ctx, "cumulative", [x], kind=kind, axis=axis)
+
+
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),

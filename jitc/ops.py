@@ -31,10 +31,12 @@ SOURCES = frozenset({"parameter", "constant", "iota"})
 SHAPE_OPS = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "concatenate"})
 REDUCTIONS = frozenset({"reduce", "argmax", "argmin"})
 REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
+# Running reductions along one axis (ufunc.accumulate): one kernel each, never fused.
+SCANS = frozenset({"cumulative"})
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (jitc/mutation.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.
 UPDATES = frozenset({"update_slice", "scatter"})
 SCATTER_MODES = ("set",) + tuple(sorted(BINARY))
 
-ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | OTHER | UPDATES
+ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | OTHER | UPDATES

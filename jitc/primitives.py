@@ -353,6 +353,27 @@ _register("argmin", _arg_infer("argmin"), lambda x, axis: np.argmin(x, axis=axis
           {"axis": INT}, 1)
 
 
+
+SCAN_KINDS = ("sum", "prod", "max", "min")
+
+
+def _scan_infer(types, a):
+    (shape, dtype), axis, kind = types[0], a["axis"], a["kind"]
+    if kind not in SCAN_KINDS:
+        _fail("cumulative", f"unknown kind {kind!r}")
+    if not 0 <= axis < len(shape):
+        _fail("cumulative", f"axis {axis} out of range for {shape}")
+    return shape, dtype
+
+
+def _scan_impl(x, kind, axis):
+    """NumPy's ufunc.accumulate (np.cumsum is np.add.accumulate): one element after the
+    other along `axis`, in the operand's dtype."""
+    return REDUCE_UFUNCS[kind].accumulate(x, axis=axis, dtype=x.dtype)
+
+
+_register("cumulative", _scan_infer, _scan_impl, {"kind": STR, "axis": INT}, 1)
+
 # ----------------------------------------------------------------------------- dot
 
 DOT_ATTRS = ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")

@@ -19,6 +19,7 @@ from jitc import ops
 from jitc.creation import WRAPPED
 from jitc.dtypes import SUPPORTED
 from jitc.numpy_api import FUNCTIONS
+from jitc.numpy_api.scans import ACCUMULATE_KINDS
 from jitc.numpy_api.special import _IMPLEMENTATIONS as SPECIAL
 from jitc.numpy_api.ufuncs import _UFUNC_ALIASES
 
@@ -58,6 +59,8 @@ def rows() -> list[tuple[str, str, str]]:
         by_dtypes.setdefault(_ufunc_dtypes(ufunc), []).append(f"np.{name}")
     for dtypes, names in sorted(by_dtypes.items(), key=lambda kv: -len(kv[1])):
         out.append(("ufuncs (with .at, out=, where=)", ", ".join(names), dtypes))
+    out.append(("ufunc.accumulate", ", ".join(f"np.{n}.accumulate" for n in ACCUMULATE_KINDS),
+                "all"))
     out.append(("scipy.special", ", ".join(f"scipy.special.{n}" for n in sorted(SPECIAL)),
                 "all (computed in float64)"))
     out.append(("ndarray methods", ", ".join(f".{m}" for m in _methods()), "all"))

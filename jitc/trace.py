@@ -295,6 +295,12 @@ class Tracer:
     def take(self, indices, axis=None, out=None, mode="raise"):
         return np.take(self, indices, axis, out, mode)
 
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
 
 def _binary(ufunc, reflected=False):
     if reflected:

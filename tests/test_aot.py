@@ -252,6 +252,17 @@ def test_out_of_bounds_gather_is_an_exception_not_a_crash(tmp_path):
         take_aot(t, np.array([0, 5, 1, 2]))
 
 
+def test_running_sums_compile_ahead_of_time(tmp_path):
+    def balance(deposits, rates):
+        return np.cumsum(deposits, axis=1) * np.cumprod(1.0 + rates)
+
+    aot.compile(balance, "f64[3,12]", "f64[12]", name="balance").write(str(tmp_path))
+    balance_aot = _load(str(tmp_path), "balance")
+    rng = np.random.default_rng(0)
+    d, r = rng.uniform(0, 100, (3, 12)), rng.uniform(0, 0.01, 12)
+    np.testing.assert_array_equal(balance_aot(d, r), balance(d, r))
+
+
 # --------------------------------------------------------------------------- aarch64
 
 

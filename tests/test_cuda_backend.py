@@ -193,6 +193,23 @@ def test_scatter_kernels_of_traced_index_writes_assemble():
 
 
 @needs_toolchain
+def test_scan_kernels_assemble_for_every_kind_and_dtype():
+    """np.cumsum and friends: one thread per column, its steps in order."""
+    def scans(x):
+        return (np.cumsum(x, axis=0), np.cumprod(x, axis=1), np.maximum.accumulate(x, axis=1),
+                np.minimum.accumulate(x, axis=0))
+
+    kernels = {}
+    for dtype in programs.DTYPES:
+        lowered = jitc.jit(scans).lower(jitc.ShapeDtype((4, 5), dtype))
+        for k in cuda_backend.kernels(lowered.compile(backend="reference").graph):
+            kernels.setdefault((k.name, tuple(k.input_dtypes)), k)
+    assert len(kernels) >= 4 * len(programs.DTYPES) - 4  # bool, int32 cumsum/prod in int64
+    for r in kernel_reports(list(kernels.values()), ("sm_90",)):
+        assert r.registers > 0 and r.spill_bytes == 0, r
+
+
+@needs_toolchain
 def test_ptx_of_a_function_without_a_gpu():
     mlp = load("mlp")
     ptx = cuda_backend.kernels_ptx(_optimized(mlp.mlp, [S("f32[4,512]")]), "sm_80")

@@ -25,6 +25,7 @@ import numpy as np
 from jitc import ops
 from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.loops import LoopKernel, Sizes
+from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.errors import JitcError
@@ -354,6 +355,19 @@ class Planner:
         kb.error = SCATTER_ERROR
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
 
+    def _scan(self, n: Node, out: Buf):
+        (x,) = n.operands
+        axis = n.attrs["axis"]
+        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
+        post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+        size = x.shape[axis]
+        if pre * size * post == 0:
+            return  # nothing to write
+        kb = _KernelBuilder()
+        kb.add(scan_source(n.attrs["kind"], n.dtype),
+               [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))])
+        self.kernels.append(kb.kernel(pre, pre * size * post))
+
     def _copy(self, src: Buf, dst: Buf):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
@@ -379,6 +393,8 @@ class Planner:
                 self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
             elif n.op == "scatter":
                 self._scatter(n, outs[0])
+            elif n.op == "cumulative":
+                self._scan(n, outs[0])
             else:
                 body, sources = single_op_body(n)
                 self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],

@@ -7,6 +7,7 @@ supported NumPy function to its implementation (each family module registers its
     core        tracer detection, lifting values into a trace, dtype rules, axes
     ufuncs      ufuncs and operators, where/clip/round/astype/copy
     reductions  sum ... argmin, with NumPy's accumulator dtypes
+    scans       cumsum, cumprod, cumulative_sum/prod, ufunc.accumulate
     shapes      views, joins, shape queries
     shifts      np.roll, np.pad, np.diff (slices and joins)
     creation    the *_like family, tril/triu (np.zeros and friends: jitc/creation.py)
@@ -15,7 +16,17 @@ supported NumPy function to its implementation (each family module registers its
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
 
-from jitc.numpy_api import creation, indexing, linalg, reductions, shapes, shifts, ufuncs, writes
+from jitc.numpy_api import (
+    creation,
+    indexing,
+    linalg,
+    reductions,
+    scans,
+    shapes,
+    shifts,
+    ufuncs,
+    writes,
+)
 from jitc.numpy_api.core import FUNCTIONS, find_ctx, implements, is_tracer, lift, result_type
 from jitc.numpy_api.linalg import dot, matmul
 from jitc.numpy_api.reductions import (  # noqa: A004
@@ -36,7 +47,7 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "creation", "indexing", "linalg", "reductions", "shapes", "shifts", "ufuncs", "writes",
+    "creation", "indexing", "linalg", "reductions", "scans", "shapes", "shifts", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

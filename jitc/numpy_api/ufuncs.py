@@ -63,6 +63,15 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
                                                   keepdims=keepdims)
         return result if out is None else numpy_writes.write_out(
             out, result, "unsafe", f"np.{name}.reduce")
+    if method == "accumulate":
+        from jitc.numpy_api.scans import accumulate
+
+        axis = kwargs.pop("axis", 0)
+        dtype = kwargs.pop("dtype", None)
+        _reject_kwargs(f"np.{name}.accumulate", kwargs)
+        result = accumulate(ufunc, inputs[0], axis, dtype)
+        return result if _no_out(out) else numpy_writes.write_out(
+            out, result, "unsafe", f"np.{name}.accumulate")
     if method != "__call__":
         raise UnsupportedError(f"np.{name}.{method} is not supported by jitc{where()}")
     mask = kwargs.pop("where", True)

@@ -102,3 +102,13 @@ def test_scipy_special_gammaln_matches_scipy_and_the_exact_value():
 
     test_gammaln_matches_scipy("cuda", np.float64)
     test_gammaln_within_a_few_ulp_of_the_exact_value("cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32, np.float64])
+def test_scans(dtype):
+    from tests import test_scans as scans
+
+    scans.test_every_scan_over_every_axis_is_numpys("cuda", dtype)
+    if dtype == np.float32:
+        scans.test_scalars_empty_axes_and_out("cuda")
+        scans.test_a_sampler_with_in_place_updates("cuda")
