@@ -112,3 +112,9 @@ def test_scans(dtype):
     if dtype == np.float32:
         scans.test_scalars_empty_axes_and_out("cuda")
         scans.test_a_sampler_with_in_place_updates("cuda")
+
+
+def test_histograms():
+    from tests import test_histograms as histograms
+
+    histograms.test_histograms_are_numpys("cuda", np.float32)
