@@ -12,12 +12,14 @@ supported NumPy function to its implementation (each family module registers its
     shifts      np.roll, np.pad, np.diff (slices and joins)
     creation    the *_like family, tril/triu (np.zeros and friends: jitc/creation.py)
     indexing    np.take (x[key] itself: jitc/indexing.py)
+    convolve    np.convolve, np.correlate (1-d)
     histograms  np.histogram with bins known when tracing
     linalg      matmul, dot, tensordot, einsum (einsum.py)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
 
 from jitc.numpy_api import (
+    convolve,
     creation,
     histograms,
     indexing,
@@ -49,8 +51,8 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "creation", "histograms", "indexing", "linalg", "reductions", "scans", "shapes", "shifts",
-    "ufuncs", "writes",
+    "convolve", "creation", "histograms", "indexing", "linalg", "reductions", "scans",
+    "shapes", "shifts", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

@@ -118,3 +118,9 @@ def test_histograms():
     from tests import test_histograms as histograms
 
     histograms.test_histograms_are_numpys("cuda", np.float32)
+
+
+def test_convolve_and_correlate():
+    from tests import test_convolve as convolve
+
+    convolve.test_every_mode_and_order_is_numpys("cuda")
