@@ -362,7 +362,10 @@ class Compiled:
         self.graph.aliases = {k: target if kind == "arg" else n + target
                               for (kind, target), k in lowered.writebacks
                               if kind in ("arg", "captured")}
-        self.executable = backends.get(backend).compile(self.graph)
+        module = backends.get(backend)
+        if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
+            module.refuse_dtypes(self.graph, lowered.arg_names)
+        self.executable = module.compile(self.graph)
 
     def call_flat(self, leaves):
         for i, dtypes in self.lowered.int_ranges.items():
