@@ -245,8 +245,9 @@ def write_back(dst, value):
 
 
 def int_bounds(dtypes) -> tuple[int, int]:
-    """The values every integer dtype in `dtypes` holds (uint8 and int8: 0..127)."""
-    infos = [np.iinfo(d) for d in dtypes]
+    """The values every integer dtype in `dtypes` holds (uint8 and int8: 0..127), and int64,
+    jitc's Python ints."""
+    infos = [np.iinfo(d) for d in (np.int64, *dtypes)]
     return max(i.min for i in infos), min(i.max for i in infos)
 
 
@@ -255,7 +256,7 @@ def _check_int_range(value, dtypes, name) -> None:
     raises OverflowError where uint8 meets -1 or 256); int64 always, as jitc's widest."""
     if type(value) is not int:
         return
-    for dtype in sorted(dtypes, key=lambda d: d != np.int64):
+    for dtype in (np.dtype(np.int64), *dtypes):
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
             widest = (" (int64 is the widest integer jitc computes in: pass a float or an "

@@ -149,7 +149,8 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         return f"({a} < 0)" if not dtype.kind == "f" else f"np.signbit({a})"
     if op == "reciprocal":
         if is_int:  # C's 1 / a: truncation; for 0, NumPy's own answer (INT_MIN for int32)
-            zero = literal(np.reciprocal(np.zeros(1, dtype))[0], dtype)
+            with np.errstate(all="ignore"):
+                zero = literal(np.reciprocal(np.zeros(1, dtype))[0], dtype)
             if dtype.kind == "u":
                 return f"({t}({a} == 1) if {a} != 0 else {zero})"
             return f"({t}(1 if {a} == 1 else (-1 if {a} == -1 else 0)) if {a} != 0 else {zero})"
