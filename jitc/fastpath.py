@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.errors import SignatureMiss
 from jitc.api import int_bounds
+from jitc.errors import SignatureMiss
 
 
 class _Gen:
