@@ -173,7 +173,9 @@ def check_same(got, want, rtol=None, atol_from=None, where=""):
 def _unsupported_dtypes(result):
     if isinstance(result, (tuple, list)):
         return any(_unsupported_dtypes(r) for r in result)
-    return isinstance(result, (np.ndarray, np.generic)) and result.dtype not in DTYPES
+    from jitc.dtypes import SUPPORTED
+
+    return isinstance(result, (np.ndarray, np.generic)) and result.dtype not in SUPPORTED
 
 
 def _snapshot(args):
