@@ -97,7 +97,9 @@ def _literal(x, dtype) -> str:
     v = int(x)
     if dtype == np.int64 and v == -(2**63):
         return "INT64_MIN"
-    return f"{v}LL" if dtype.itemsize == 8 else str(v)
+    if dtype.itemsize == 8:
+        return f"{v}ULL" if dtype.kind == "u" else f"{v}LL"
+    return f"{v}U" if dtype.kind == "u" else str(v)
 
 
 def _array(name: str, a: np.ndarray, const: bool, init: bool | None = None) -> str:

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from jitc import config
-from jitc.dtypes import type_str
+from jitc.dtypes import SUPPORTED, type_str
 from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
 from jitc.pytree import flatten, unflatten
 from jitc.specs import ShapeDtype
@@ -61,7 +61,7 @@ def _describe(sig) -> str:
     return type_str(sig[0], sig[1]) if np.dtype(sig[1]) in _SUPPORTED else f"{sig[1]}{sig[0]}"
 
 
-_SUPPORTED = set(_WEAK_DTYPES.values()) | {np.dtype(np.int32), np.dtype(np.float32)}
+_SUPPORTED = set(SUPPORTED)
 
 
 def _no_fast_call(*args):
@@ -244,13 +244,25 @@ def write_back(dst, value):
         dst[...] = value
 
 
-def _check_int_range(value, dtype, name) -> None:
-    info = np.iinfo(dtype)
-    if type(value) is int and not info.min <= value <= info.max:
-        widest = (" (int64 is the widest integer jitc computes in: pass a float or an array)"
-                  if dtype == np.int64 else "")
-        raise OverflowError(f"argument {name!r}: Python integer {value} out of bounds for "
-                            f"{dtype}{widest}")
+def int_bounds(dtypes) -> tuple[int, int]:
+    """The values every integer dtype in `dtypes` holds (uint8 and int8: 0..127), and int64,
+    jitc's Python ints."""
+    infos = [np.iinfo(d) for d in (np.int64, *dtypes)]
+    return max(i.min for i in infos), min(i.max for i in infos)
+
+
+def _check_int_range(value, dtypes, name) -> None:
+    """A Python int argument must fit every integer dtype it was converted to (NumPy 2
+    raises OverflowError where uint8 meets -1 or 256); int64 always, as jitc's widest."""
+    if type(value) is not int:
+        return
+    for dtype in (np.dtype(np.int64), *dtypes):
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            widest = (" (int64 is the widest integer jitc computes in: pass a float or an "
+                      "array)" if dtype == np.int64 else "")
+            raise OverflowError(f"argument {name!r}: Python integer {value} out of bounds for "
+                                f"{dtype}{widest}")
 
 
 def _hashable(v) -> bool:
@@ -351,11 +363,14 @@ class Compiled:
         self.graph.aliases = {k: target if kind == "arg" else n + target
                               for (kind, target), k in lowered.writebacks
                               if kind in ("arg", "captured")}
-        self.executable = backends.get(backend).compile(self.graph)
+        module = backends.get(backend)
+        if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
+            module.refuse_dtypes(self.graph, lowered.arg_names)
+        self.executable = module.compile(self.graph)
 
     def call_flat(self, leaves):
-        for i, dtype in self.lowered.int_ranges.items():
-            _check_int_range(leaves[i], dtype, self.lowered.arg_names[i])
+        for i, dtypes in self.lowered.int_ranges.items():
+            _check_int_range(leaves[i], dtypes, self.lowered.arg_names[i])
         arrays = [leaf if type(leaf) is np.ndarray or _on_device(leaf)
                   else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]

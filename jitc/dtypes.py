@@ -6,14 +6,22 @@ from jitc.errors import UnsupportedError
 
 SHORT_NAMES = {
     np.dtype(np.bool_): "pred",
+    np.dtype(np.int8): "s8",
+    np.dtype(np.int16): "s16",
     np.dtype(np.int32): "s32",
     np.dtype(np.int64): "s64",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.uint64): "u64",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
 }
 BY_SHORT_NAME = {v: k for k, v in SHORT_NAMES.items()}
 # Spellings accepted by jitc.spec() in addition to the IR names.
-BY_SHORT_NAME.update({"bool": np.dtype(np.bool_), "i32": np.dtype(np.int32),
+# (u8 is both the IR name and the NumPy-style spelling of uint8.)
+BY_SHORT_NAME.update({"bool": np.dtype(np.bool_), "i8": np.dtype(np.int8),
+                      "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
                       "i64": np.dtype(np.int64)})
 SUPPORTED = tuple(SHORT_NAMES)
 
@@ -50,4 +58,5 @@ def is_float(dtype) -> bool:
 
 
 def is_int(dtype) -> bool:
-    return np.dtype(dtype).kind == "i"
+    """Signed or unsigned integer."""
+    return np.dtype(dtype).kind in "iu"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.api import int_bounds
 from jitc.errors import SignatureMiss
 
 
@@ -132,9 +133,9 @@ def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks
         g.checks += [f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
                      for j in arrays if first.get(j, j) != first.get(i, i)]
     g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in repeats]
-    for i, dtype in (int_ranges or {}).items():
-        info = np.iinfo(dtype)
-        g.checks.append(f"{info.min} <= {g.values[i]} <= {info.max}")
+    for i, dtypes in (int_ranges or {}).items():
+        lo, hi = int_bounds(dtypes)
+        g.checks.append(f"{lo} <= {g.values[i]} <= {hi}")
     lines = [f"def fast({', '.join(params)}):"]
     if g.checks:
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]

@@ -265,10 +265,13 @@ def normalized_index(ctx, idx, n, axis):
     """An integer index array as an int64 Tracer, negative entries counted from the end
     (checked against `n` now when it is known)."""
     if is_tracer(idx):  # gather and scatter count negative entries from the end
-        if idx.dtype.kind != "i":
+        if idx.dtype.kind not in "iu":
             raise IndexError(f"arrays used as indices must be of integer type, got "
                              f"{idx.dtype}{where()}")
-        return idx
+        if idx.dtype == np.dtype(np.uint64):  # beyond int64: out of bounds, not negative
+            top = np.iinfo(np.int64).max
+            idx = lax.select(idx > top, lax.full(ctx, idx.shape, top, idx.dtype), idx)
+        return lax.convert(idx, np.dtype(np.int64)) if idx.dtype.kind == "u" else idx
     value = np.asarray(idx)
     if value.dtype == np.dtype(bool):
         value = np.nonzero(value)[0]

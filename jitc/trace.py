@@ -49,7 +49,8 @@ class TraceContext:
         self._constants: dict = {}
         self.captured = Capture(self)
         self.baked: set = set()  # ids of NumPy arrays read as constants
-        # parameter node of a Python int -> the narrowest integer dtype it was converted to
+        # parameter node of a Python int -> the integer dtypes it was converted to (its value
+        # must fit each: uint8 and int8 together leave 0..127)
         self.int_ranges: dict = {}
 
     def capture(self, array, write=False) -> Tracer:
@@ -66,9 +67,9 @@ class TraceContext:
     def narrowed(self, node, dtype) -> None:
         """A Python int argument's value must fit `dtype` (checked on every call)."""
         if node.op == "parameter":
-            now = self.int_ranges.get(node)
-            if now is None or np.iinfo(dtype).max < np.iinfo(now).max:
-                self.int_ranges[node] = np.dtype(dtype)
+            now = self.int_ranges.get(node, ())
+            if np.dtype(dtype) not in now:
+                self.int_ranges[node] = now + (np.dtype(dtype),)
 
     def parameter(self, shape, dtype, *, weak=False, scalar=False, origin=None) -> Tracer:
         node = self.graph.add_parameter(shape, dtype, user_loc())

@@ -167,7 +167,7 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
         else:
             specs.append(("graph", output(leaf.node), _scalar_kind(leaf)))
     captured = [(place, (array.shape, array.dtype)) for place, array, _ in capture.places]
-    int_ranges = {i: ctx.int_ranges.get(t.node, np.dtype(np.int64))
+    int_ranges = {i: ctx.int_ranges.get(t.node, (np.dtype(np.int64),))
                   for i, (t, (_, dtype, weak)) in enumerate(zip(tracers, types))
                   if weak and dtype.kind == "i"}
     return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,

@@ -49,6 +49,7 @@ class KernelSource:
 
 _REDUCE_INIT = {
     ("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
+    ("sum", "u"): 0, ("prod", "u"): 1,
     ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
     ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True,
 }

@@ -14,9 +14,11 @@ import numpy as np
 from jitc.errors import UnsupportedError
 
 TYPE_NAMES = {
-    np.dtype(np.bool_): "np.bool_", np.dtype(np.int32): "np.int32",
-    np.dtype(np.int64): "np.int64", np.dtype(np.float32): "np.float32",
-    np.dtype(np.float64): "np.float64",
+    np.dtype(np.bool_): "np.bool_", np.dtype(np.int8): "np.int8", np.dtype(np.int16): "np.int16",
+    np.dtype(np.int32): "np.int32", np.dtype(np.int64): "np.int64",
+    np.dtype(np.uint8): "np.uint8", np.dtype(np.uint16): "np.uint16",
+    np.dtype(np.uint32): "np.uint32", np.dtype(np.uint64): "np.uint64",
+    np.dtype(np.float32): "np.float32", np.dtype(np.float64): "np.float64",
 }
 
 
@@ -58,7 +60,25 @@ _NP_FLOAT = frozenset({
     "arctanh", "floor", "ceil", "rint", "trunc", "arctan2", "hypot", "copysign", "logaddexp",
     "logaddexp2", "fmod", "power",
 })
-_INT_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
+
+
+def float_to_int(a, src, dst) -> str:
+    """`a` (a float of dtype `src`) converted to the integer dtype `dst` as NumPy converts on
+    x86-64, where C leaves it undefined (NaN, out of range) included where that is one
+    instruction: 8- and 16-bit targets through int32 (cvttsd2si: INT_MIN beyond its range,
+    then the low bits), uint32 through int64, uint64 as int64 below 2**63 and offset by 2**63
+    above (so 1e19 converts exactly). One case differs: NaN to uint32 is 0 here, 2**31 in
+    NumPy's vector loop (NumPy calls it undefined)."""
+    t = TYPE_NAMES[dst]
+    if dst.kind == "i" and dst.itemsize >= 4:
+        return f"{t}({a})"
+    if dst.itemsize <= 2:
+        return f"{t}(np.int32({a}))"
+    if dst == np.dtype(np.uint32):
+        return f"{t}(np.int64({a}))"
+    big = literal(2.0 ** 63, src)
+    return (f"(np.uint64(np.int64({a} - {big})) ^ np.uint64(9223372036854775808) "
+            f"if {a} >= {big} else np.uint64(np.int64({a})))")
 
 
 # Float arithmetic numba types as its operands' dtype already: no cast around it (the casts
@@ -76,10 +96,15 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     a = args[0]
     b = args[1] if len(args) > 1 else None
     is_int = dtype.kind in "iu"
+    # Unsigned helpers keep every value in the operands' type: numba would type a signed
+    # literal against a uint64 as float64 (and lose its low bits).
+    u = "u" if dtype.kind == "u" else ""
     is_bool = dtype.kind == "b"
     if op == "convert":
         if result.kind == "b":
             return f"({a} != 0)"
+        if dtype.kind == "f" and result.kind in "iu":
+            return float_to_int(a, dtype, result)
         return f"{t}({a})"
     if op == "select":
         return f"({args[1]} if {a} else {args[2]})"
@@ -113,7 +138,7 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     if op in simple:
         return f"{t}({simple[op]})"
     if op == "absolute":
-        return f"{t}(abs({a}))"
+        return a if dtype.kind == "u" else f"{t}(abs({a}))"
     if op == "invert":
         return f"{t}(~{a})"
     if op == "isinf":
@@ -123,24 +148,30 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     if op == "signbit":
         return f"({a} < 0)" if not dtype.kind == "f" else f"np.signbit({a})"
     if op == "reciprocal":
-        if is_int:  # C's 1 / a: truncation, and NumPy's INT_MIN for 0
-            lo = literal(np.iinfo(dtype).min, dtype)
-            return f"({t}(1 if {a} == 1 else (-1 if {a} == -1 else 0)) if {a} != 0 else {lo})"
+        if is_int:  # C's 1 / a: truncation; for 0, NumPy's own answer (INT_MIN for int32)
+            with np.errstate(all="ignore"):
+                zero = literal(np.reciprocal(np.zeros(1, dtype))[0], dtype)
+            if dtype.kind == "u":
+                return f"({t}({a} == 1) if {a} != 0 else {zero})"
+            return f"({t}(1 if {a} == 1 else (-1 if {a} == -1 else 0)) if {a} != 0 else {zero})"
         return f"{t}({literal(1, dtype)} / {a})"
     if op == "divide":
         return f"{t}({a} / {b})"
     if op == "floor_divide":
-        return f"{t}(floordiv_{'int' if is_int else 'float'}({a}, {b}))"
+        return f"{t}(floordiv_{u + 'int' if is_int else 'float'}({a}, {b}))"
     if op == "remainder":
-        return f"{t}(remainder_{'int' if is_int else 'float'}({a}, {b}))"
+        return f"{t}(remainder_{u + 'int' if is_int else 'float'}({a}, {b}))"
     if op == "fmod":
-        return f"{t}(fmod_int({a}, {b}))"
+        return f"{t}(remainder_uint({a}, {b}))" if u else f"{t}(fmod_int({a}, {b}))"
     if op == "power":
+        if u:
+            return f"{t}(power_uint({a}, {b}, {literal(1, dtype)}))"
         return f"{t}(power_int({a}, {b}))"
+    bits = dtype.itemsize * 8
     if op == "left_shift":
-        return f"{t}(left_shift({a}, {b}, {_INT_BITS[dtype]}))"
+        return f"{t}(left_shift{'_uint' if u else ''}({a}, {b}, {literal(bits, dtype)}))"
     if op == "right_shift":
-        return f"{t}(right_shift({a}, {b}, {_INT_BITS[dtype]}))"
+        return f"{t}(right_shift{'_uint' if u else ''}({a}, {b}, {literal(bits, dtype)}))"
     if op == "deg2rad":
         return f"{t}({a} * {literal(math.pi / 180, dtype)})"
     if op == "rad2deg":

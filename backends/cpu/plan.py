@@ -104,7 +104,7 @@ def _align(n: int) -> int:
 def _error(body: Graph) -> tuple | None:
     if any(n.op == "gather" for n in body.nodes):
         return ("IndexError", "index out of bounds in integer-array indexing (gather)")
-    if any(n.op == "power" and n.dtype.kind in "iu" for n in body.nodes):
+    if any(n.op == "power" and n.dtype.kind == "i" for n in body.nodes):  # unsigned: never
         return ("ValueError", "Integers to negative integer powers are not allowed.")
     return None
 

@@ -31,6 +31,20 @@ def remainder_int(a, b):
 
 
 @register_jitable(inline="always")
+def floordiv_uint(a, b):
+    if b == 0:
+        return a - a
+    return a // b
+
+
+@register_jitable(inline="always")
+def remainder_uint(a, b):  # also fmod: both operands are >= 0
+    if b == 0:
+        return a - a
+    return a % b
+
+
+@register_jitable(inline="always")
 def fmod_int(a, b):
     if b == 0 or b == -1:
         return a - a
@@ -82,6 +96,33 @@ def power_int(a, b):
         base *= base
         b >>= 1
     return result
+
+
+@register_jitable(inline="always")
+def power_uint(a, b, one):
+    """a ** b with every value in the operands' unsigned type (`one` is 1 in it)."""
+    result = one
+    base = a
+    while b != 0:
+        if b & one:
+            result *= base
+        base *= base
+        b >>= one
+    return result
+
+
+@register_jitable(inline="always")
+def left_shift_uint(a, b, bits):
+    if b >= bits:
+        return a - a
+    return a << b
+
+
+@register_jitable(inline="always")
+def right_shift_uint(a, b, bits):
+    if b >= bits:
+        return a - a
+    return a >> b
 
 
 @register_jitable(inline="always")

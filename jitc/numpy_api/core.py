@@ -66,7 +66,10 @@ def lift(ctx, x, dtype=None):
     if isinstance(x, complex) or (isinstance(x, np.generic) and np.iscomplexobj(x)):
         raise UnsupportedError(f"complex values are not supported by jitc{where()}")
     if _is_pyscalar(x):
-        value = np.array(x, dtype=dtype) if dtype is not None else np.asarray(x)
+        try:
+            value = np.array(x, dtype=dtype) if dtype is not None else np.asarray(x)
+        except OverflowError as e:  # NumPy 2: x_uint8 + 256, x_int32 + 2**40
+            raise OverflowError(f"{e}{where()}") from None
         t = ctx.constant(value)
         return Tracer(ctx, t.node, weak=dtype is None, scalar=True)
     if isinstance(x, (list, tuple)) and find_ctx(x) is not None:

@@ -4,6 +4,7 @@ elementwise functions built on them: np.where, np.clip, np.round, astype, np.cop
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -188,6 +189,10 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
             f"np.{name}: operands could not be broadcast together with shapes "
             f"{' '.join(str(s) for s in shapes)}{where()}"
         ) from None
+    if prim in ops.COMPARE:
+        exact = _integer_compare(ctx, prim, inputs, loop, shape)
+        if exact is not None:
+            return _tracer_type()(ctx, exact.node, scalar=(len(shape) == 0))
     operands = []
     for x, dt in zip(inputs, loop[: ufunc.nin]):
         t = lift(ctx, x, dt) if not is_tracer(x) else lax.convert(x, dt)
@@ -205,6 +210,46 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
     out = lax.convert(out, loop[ufunc.nin])
     weak = weak_result and all(_is_pyscalar(x) or (is_tracer(x) and x.weak) for x in inputs)
     return _tracer_type()(ctx, out.node, weak=weak, scalar=(len(shape) == 0))
+
+
+_PY_COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+               "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge}
+
+
+def _integer_compare(ctx, prim, inputs, loop, shape):
+    """A comparison of integers NumPy 2 computes exactly where its loop dtype cannot hold
+    both sides, or None for the ordinary loop: uint64 against int64 (a loop of its own in
+    NumPy), a Python int out of the array's range (`x_uint8 < -1`: no element is), and a
+    Python int argument against an array (its value is not narrowed to the array's dtype,
+    as arithmetic would)."""
+    a, b = inputs
+    da, db = (x.dtype if is_tracer(x) else None for x in inputs)
+    py = _PY_COMPARE[prim]
+    for v, other, flip in ((a, db, False), (b, da, True)):
+        if type(v) is int and other is not None and other.kind in "iu" and not is_tracer(v):
+            info = np.iinfo(other)
+            if not info.min <= v <= info.max:  # every element compares as 0 does
+                return lax.full(ctx, shape, py(v, 0) if not flip else py(0, v), np.dtype(bool))
+    if not (is_tracer(a) and is_tracer(b)) or da.kind not in "iu" or db.kind not in "iu":
+        return None
+    u64 = np.dtype(np.uint64)
+    if loop[0] != loop[1] or (a.weak != b.weak and u64 in (da, db)):
+        # one side uint64, the other int64 (or a Python int argument): a negative signed
+        # side orders below every unsigned value; otherwise both compare as uint64
+        signed_left = da != u64
+        s, u = (a, b) if signed_left else (b, a)
+        s = lax.broadcast_to(lax.convert(s, np.dtype(np.int64)), shape)
+        u = lax.broadcast_to(u, shape)
+        neg = lax.emit(ctx, "less", [s, lax.full(ctx, shape, 0, np.dtype(np.int64))])
+        su = lax.convert(s, u64)
+        same = lax.emit(ctx, prim, [su, u] if signed_left else [u, su])
+        when_neg = py(-1, 0) if signed_left else py(0, -1)
+        return lax.select(neg, lax.full(ctx, shape, when_neg, np.dtype(bool)), same)
+    if a.weak != b.weak:  # a Python int argument against a narrower array: in int64
+        wide = np.dtype(np.int64)
+        return lax.emit(ctx, prim, [lax.broadcast_to(lax.convert(x, wide), shape)
+                                    for x in inputs])
+    return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -262,7 +307,7 @@ def round_(a, decimals=0, out=None):
     if decimals != 0 or out is not None:
         raise UnsupportedError(f"np.round: only decimals=0 is supported{where()}")
     a = _lifted(a)
-    if a.dtype.kind == "i":
+    if a.dtype.kind in "iu":
         return _mark(a, a.scalar)
     return apply_ufunc(np.rint, (a,))  # bool: float16, as NumPy
 
