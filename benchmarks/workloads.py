@@ -411,4 +411,26 @@ def w9(quick=False):
                  numba_fn=roll_laplacian_numba, bytes_moved=2 * u.nbytes)]
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8, "W9": w9}
+# ---------------------------------------------------------------- W10 uint8 images
+
+def threshold(img):
+    return np.where(img > 128, np.uint8(255), np.uint8(0))
+
+
+def blur_threshold(img):
+    """Convert, a 5-point blur by slicing, threshold back to uint8: one kernel in jitc."""
+    g = img.astype(F32)
+    blur = (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:] + 4 * g[1:-1, 1:-1]) / 8
+    return np.where(blur > 128, np.uint8(255), np.uint8(0))
+
+
+def w10(quick=False):
+    n = 512 if quick else 4096
+    img = _rng().integers(0, 256, (n, n), dtype=np.uint8)
+    return [Case(f"W10 uint8 threshold, {n}x{n}", threshold, (img,), bytes_moved=2 * img.nbytes),
+            Case(f"W10 uint8 blur + threshold, {n}x{n}", blur_threshold, (img,),
+                 bytes_moved=2 * img.nbytes)]
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8, "W9": w9,
+             "W10": w10}

@@ -227,6 +227,14 @@ def test_no_fusion_reads_and_writes_more_than_max_arrays():
         assert max(map(_arrays_of, fusions)) >= MAX_ARRAYS - 1  # and still fuse widely
 
 
+def test_a_uint8_image_pipeline_is_one_kernel():
+    """Convert, blur by slicing, threshold back to uint8 (benchmarks W10)."""
+    from benchmarks.workloads import blur_threshold
+
+    lo, c = compile_and_check(blur_threshold, jitc.spec("u8[64,48]"))
+    assert c.stats()["kernels"] == 1 and c.stats()["temp_bytes"] == 0
+
+
 def test_outputs_that_are_inputs_or_repeated():
     def f(x):
         y = x * 2.0
