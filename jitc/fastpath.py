@@ -46,8 +46,9 @@ class _Gen:
             self.checks.append(f"{expr} is None")
         elif kind == "dict":
             keys, defs = treedef[1], treedef[2]
-            self.checks.append(f"type({expr}) is dict and len({expr}) == {len(keys)}"
-                               + "".join(f" and {k!r} in {expr}" for k in keys))
+            # the same keys in the same order: the function may iterate the dict
+            self.checks.append(f"type({expr}) is dict and tuple({expr}) == "
+                               f"{self.bind(tuple(keys))}")
             for k, d in zip(keys, defs):
                 self.arg(f"{expr}[{k!r}]", d, arg_types)
         else:

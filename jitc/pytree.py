@@ -24,7 +24,7 @@ def flatten(tree, leaves=None):
         defs = tuple(flatten(child, leaves)[1] for child in tree)
         return leaves, (kind, defs)
     if isinstance(tree, dict):
-        keys = tuple(sorted(tree))
+        keys = tuple(tree)  # insertion order: code that iterates the dict sees NumPy's order
         defs = tuple(flatten(tree[k], leaves)[1] for k in keys)
         return leaves, ("dict", keys, defs)
     leaves.append(tree)

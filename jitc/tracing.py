@@ -74,7 +74,7 @@ def _names(jitted, args, kwargs, static_nums):
             continue
         base = pos[i] if i < len(pos) else f"args[{i}]"
         names += [base + p for p in leaf_paths(flatten(a)[1])]
-    for k in sorted(kwargs):
+    for k in kwargs:  # the order pytree.flatten gives their leaves
         if k in jitted._static_names:
             continue
         names += [k + p for p in leaf_paths(flatten(kwargs[k])[1])]
@@ -120,7 +120,7 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
                       DEPTH) if is_state_object(a)
         else a if i in static_nums else _replace(a, it) for i, a in enumerate(args)]
     call_kw = {k: v if k in jitted._static_names else _replace(v, it)
-               for k, v in sorted(kwargs.items())}
+               for k, v in kwargs.items()}
     fun = capture.function(jitted.fun)
     copies = argument_containers(
         {positional[i] if i < len(positional) else f"args[{i}]": a

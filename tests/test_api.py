@@ -456,3 +456,20 @@ def test_eight_threads_at_once_give_numpys_results(backend):
     assert not errors, errors
     for x, r in zip(xs, results):
         _same(r, layer(x, W, B))
+
+
+def test_dicts_keep_their_insertion_order_like_python():
+    """Code that iterates a dict argument sees the caller's order, and a dict result comes
+    back in the function's order; the same keys in another order are another signature
+    (before, keys were sorted: np.concatenate(list(d.values())) came out reordered)."""
+    f = jitc.jit(lambda d, **kw: (np.concatenate(list(d.values())), d,
+                                  np.concatenate(list(kw.values()))))
+    one, zeros = np.ones(1), np.zeros(2)
+    for d, kw in (({"b": zeros, "a": one}, {"y": one, "x": zeros}),
+                  ({"a": one, "b": zeros}, {"x": zeros, "y": one}),
+                  ({"b": zeros, "a": one}, {"y": one, "x": zeros}),  # the fast path again
+                  ({2: zeros, "a": one}, {"x": zeros, "y": one})):  # keys Python cannot sort
+        got, back, kwgot = f(d, **kw)
+        np.testing.assert_array_equal(got, np.concatenate(list(d.values())))
+        np.testing.assert_array_equal(kwgot, np.concatenate(list(kw.values())))
+        assert list(back) == list(d)
