@@ -23,7 +23,8 @@ def _keepdims(t, axes, keepdims, in_shape):
 
 @functools.cache
 def _accumulator(func, dtype):
-    """The dtype NumPy's np.sum/np.prod accumulate in (int32 -> int64, bool -> int64)."""
+    """The dtype NumPy's reduction or scan `func` (np.sum, np.cumsum, np.add.accumulate...)
+    accumulates in (int32 -> int64, bool -> int64), asked of NumPy once per dtype."""
     return func(np.zeros(1, dtype)).dtype
 
 

@@ -9,25 +9,17 @@ is asked, once per dtype).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from jitc import lax
 from jitc.dtypes import check_supported
 from jitc.errors import UnsupportedError
 from jitc.numpy_api.core import find_ctx, implements, lift, normalize_axis
-from jitc.numpy_api.reductions import _into_out
+from jitc.numpy_api.reductions import _accumulator, _into_out
 from jitc.source import where
 
 # ufunc name -> the scan kind that ufunc.accumulate runs
 ACCUMULATE_KINDS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
-
-
-@functools.cache
-def _accumulator(func, dtype):
-    """The dtype NumPy's scan `func` accumulates in (int32 -> int64, bool -> int64)."""
-    return func(np.zeros(1, dtype)).dtype
 
 
 def _scan(a, kind, axis, dtype, what):
