@@ -80,6 +80,25 @@ def thread_count(typingctx):
 
 
 @intrinsic
+def swap_chunksize(typingctx, size):
+    """Set numba's parallel chunksize (iterations per task of the next prange) to `size`
+    and return the previous one, through the threading layer's symbols as thread_count:
+    numba's own set_parallel_chunksize also goes through a ctypes pointer."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        get = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I64, []),
+                                             "get_parallel_chunksize")
+        set_ = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [_I64]), "set_parallel_chunksize")
+        previous = builder.call(get, [])
+        builder.call(set_, [args[0]])
+        return previous
+
+    return sig, codegen
+
+
+@intrinsic
 def keep_alive(typingctx, values):
     """Nothing, but its call is a use of the tuple `values`: numba releases an array after
     its last use, and the driver hands arrays to kernels as raw addresses it then stops

@@ -28,18 +28,18 @@ CHUNK_MIN_WORK = PARALLEL_MIN_WORK // 2
 
 SOURCE = f'''\
 # jitc's launcher (backends/cpu/launcher.py)
-from numba import cfunc, njit, prange, set_parallel_chunksize
-from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, thread_count
+from numba import cfunc, njit, prange
+from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, swap_chunksize, thread_count
 from jitc.backends.cpu.cache import persistent
 
 
 @njit(parallel=True, nogil=True, cache=persistent())
 def _parallel(kernel, pack, rows, chunks):
     failed = 0
-    outer = set_parallel_chunksize(1)
+    outer = swap_chunksize(1)
     for c in prange(chunks):
         failed += call_kernel(kernel, pack, c * rows // chunks, (c + 1) * rows // chunks)
-    set_parallel_chunksize(outer)
+    swap_chunksize(outer)
     return failed
 
 
