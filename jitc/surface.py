@@ -19,6 +19,7 @@ from jitc import ops
 from jitc.creation import WRAPPED
 from jitc.dtypes import SUPPORTED
 from jitc.numpy_api import FUNCTIONS
+from jitc.numpy_api.array_api import SCIPY_TESTED
 from jitc.numpy_api.scans import ACCUMULATE_KINDS
 from jitc.numpy_api.special import _IMPLEMENTATIONS as SPECIAL
 from jitc.numpy_api.ufuncs import _UFUNC_ALIASES
@@ -63,6 +64,8 @@ def rows() -> list[tuple[str, str, str]]:
                 "all"))
     out.append(("scipy.special", ", ".join(f"scipy.special.{n}" for n in sorted(SPECIAL)),
                 "all (computed in float64)"))
+    out.append(("scipy, SciPy's own code (SCIPY_ARRAY_API=1)", ", ".join(SCIPY_TESTED),
+                "float32, float64"))
     out.append(("ndarray methods", ", ".join(f".{m}" for m in _methods()), "all"))
     return out
 

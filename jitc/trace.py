@@ -112,6 +112,9 @@ def _no_concrete(what):
     return method
 
 
+_to_numpy = _no_concrete("conversion to a NumPy array (np.asarray/np.array of a Tracer)")
+
+
 class Tracer:
     """An abstract array: shape and dtype are known, values are not.
 
@@ -176,8 +179,22 @@ class Tracer:
     __index__ = _no_concrete("using a traced value as a Python index or size (__index__)")
     item = _no_concrete(".item()")
     tolist = _no_concrete(".tolist()")
-    __array__ = _no_concrete("conversion to a NumPy array (np.asarray/np.array of a Tracer)")
     __hash__ = None
+
+    def __array__(self, *args, **kwargs):
+        from jitc.numpy_api.array_api import scipy_refusal
+
+        refusal = scipy_refusal()
+        if refusal:
+            raise TracerError(refusal)
+        _to_numpy(self)
+
+    def __array_namespace__(self, *, api_version=None):
+        from jitc.numpy_api.array_api import NAMESPACE
+
+        return NAMESPACE
+
+    device = property(lambda self: "cpu")
 
     def __setitem__(self, key, value):
         from jitc.indexing import setitem

@@ -321,6 +321,14 @@ def astype(a, dtype):
     return Tracer(a.ctx, t.node, scalar=a.scalar)
 
 
+if hasattr(np, "astype"):  # NumPy >= 2.1, the Array API's astype
+    @implements(np.astype)
+    def astype_function(x, dtype, /, *, copy=True, device=None):
+        if device not in (None, "cpu"):
+            raise UnsupportedError(f"np.astype: device={device!r} is not supported{where()}")
+        return astype(x, dtype)
+
+
 @implements(np.copy)
 def copy(a, order="K", subok=False):
     return _mark(_lifted(a), False)  # np.copy of a NumPy scalar is a 0-d array
