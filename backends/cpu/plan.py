@@ -28,7 +28,7 @@ from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
-from jitc.backends.cpu.sort import sort_source
+from jitc.backends.cpu.sort import scratch_rows, sort_source
 from jitc.errors import JitcError
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
@@ -379,10 +379,11 @@ class Planner:
             return  # nothing to write
         indices = n.op == "argsort"
         bufs = [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))]
-        if self.aot:  # two scratch rows from the arena
-            elem = np.dtype(np.int64) if indices else x.dtype
-            s0, local = self._local(0, (size,), elem)
-            bufs += [s0, self._local(local, (size,), elem)[0]]
+        if self.aot:  # scratch rows from the arena
+            local = 0
+            for dtype in scratch_rows(x.dtype, indices):
+                row, local = self._local(local, (size,), dtype)
+                bufs.append(row)
         kb = _KernelBuilder()
         kb.add(sort_source(x.dtype, indices, self.aot), bufs)
         self.kernels.append(kb.kernel(pre * post, pre * size * post))
