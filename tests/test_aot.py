@@ -407,7 +407,15 @@ def _fill(acc, x):
     return y, acc
 
 
+def _rank(x):
+    """x.sort() in place (the sort kernel writes the in-out argument), and each row's order."""
+    order = np.argsort(x, axis=1)
+    x.sort(axis=1)
+    return order
+
+
 @pytest.mark.parametrize("fn,specs,inout", [
+    (_rank, ["f64[4,9]"], (0,)),
     (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
     (_smooth, ["f32[10]"], (0,)),
     (_fill, ["i64[4]", "i64[4]"], (0,)),
