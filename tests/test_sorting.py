@@ -218,3 +218,15 @@ def test_errors_name_the_call(backend):
     fails(lambda x: x.partition(1, axis=None), TypeError,
           "ndarray.partition: axis must be an integer")
     fails(lambda x: x.partition(5), ValueError, r"ndarray\.partition: kth\(=5\)")
+
+
+def test_the_primitives_check_their_axis():
+    """The shape rule the verifier and the tracer share (jitc/primitives.py)."""
+    from jitc.errors import ShapeError
+    from jitc.primitives import PRIMITIVES
+
+    f32 = np.dtype(np.float32)
+    assert PRIMITIVES["argsort"].infer([((2, 3), f32)], {"axis": 1}) == ((2, 3), np.int64)
+    for name in ("sort", "argsort"):
+        with pytest.raises(ShapeError, match=f"{name}: axis 2 out of range"):
+            PRIMITIVES[name].infer([((2, 3), f32)], {"axis": 2})
