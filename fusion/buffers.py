@@ -58,6 +58,8 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return operand.shape == n.shape
     if n.op == "scatter":  # each row is copied, then updated, by the thread owning it
         return operand is n.operands[0] and operand not in n.operands[1:]
+    if n.op == "sort":  # each row is copied out, sorted, then written back by its thread
+        return True
     if n.op == "fusion" and n.attrs["kind"] == "dot":
         return _epilogue_reads_at_own_index(n, operand)
     if n.op != "fusion" or n.attrs["kind"] not in ("loop", "reduction"):

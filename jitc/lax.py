@@ -115,6 +115,12 @@ def cumulative(x, kind, axis):
     return emit(x.ctx, "cumulative", [x], kind=kind, axis=axis)
 
 
+def sort(x, axis, indices=False):
+    """`x` sorted stably along `axis` (NaN last), or with `indices` the int64 permutation
+    that sorts it (argsort)."""
+    return emit(x.ctx, "argsort" if indices else "sort", [x], axis=axis)
+
+
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),

@@ -33,10 +33,12 @@ REDUCTIONS = frozenset({"reduce", "argmax", "argmin"})
 REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 # Running reductions along one axis (ufunc.accumulate): one kernel each, never fused.
 SCANS = frozenset({"cumulative"})
+# Stable sorts along one axis: the values, or the permutation (int64) that sorts them.
+SORTS = frozenset({"sort", "argsort"})
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (jitc/mutation.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.
 UPDATES = frozenset({"update_slice", "scatter"})
 SCATTER_MODES = ("set",) + tuple(sorted(BINARY))
 
-ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | OTHER | UPDATES
+ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | SORTS | OTHER | UPDATES

@@ -374,6 +374,25 @@ def _scan_impl(x, kind, axis):
 
 _register("cumulative", _scan_infer, _scan_impl, {"kind": STR, "axis": INT}, 1)
 
+
+def _sort_infer(name):
+    def infer(types, a):
+        (shape, dtype), axis = types[0], a["axis"]
+        if not 0 <= axis < len(shape):
+            _fail(name, f"axis {axis} out of range for {shape}")
+        return shape, (np.dtype(np.int64) if name == "argsort" else dtype)
+
+    return infer
+
+
+# NumPy's stable sort (NaN last, ties in input order): every backend sorts stably, so the
+# reference is exact for the values and the indices alike.
+_register("sort", _sort_infer("sort"), lambda x, axis: np.sort(x, axis=axis, kind="stable"),
+          {"axis": INT}, 1)
+_register("argsort", _sort_infer("argsort"),
+          lambda x, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+          {"axis": INT}, 1)
+
 # ----------------------------------------------------------------------------- dot
 
 DOT_ATTRS = ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")

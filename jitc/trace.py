@@ -216,7 +216,7 @@ class Tracer:
 
     def __getattr__(self, name):
         # Only reached for names the class lacks: an ndarray method jitc does not compile
-        # (x.cumsum(), x.sort(), x.view()) is an UnsupportedError, never a silent fallback.
+        # (x.view(), x.tofile()) is an UnsupportedError, never a silent fallback.
         if not name.startswith("__") and hasattr(np.ndarray, name):
             raise UnsupportedAttribute(f"ndarray.{name} is not supported on a traced array"
                                    f"{where()}; see the NumPy surface in the README "
@@ -318,6 +318,18 @@ class Tracer:
 
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis, dtype, out)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        api.sorting.sort_in_place(self, axis, kind, order, stable=stable)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis, kind, order, stable=stable)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        api.sorting.partition_in_place(self, kth, axis, kind, order)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return np.argpartition(self, kth, axis, kind, order)
 
 
 def _binary(ufunc, reflected=False):

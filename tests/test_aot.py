@@ -263,6 +263,21 @@ def test_running_sums_compile_ahead_of_time(tmp_path):
     np.testing.assert_array_equal(balance_aot(d, r), balance(d, r))
 
 
+def test_sorts_compile_ahead_of_time(tmp_path):
+    """Sort kernels take their two scratch rows from the temp arena (no allocator)."""
+    def order(x):
+        return np.sort(np.abs(x), axis=0), np.argsort(x, axis=1, kind="stable")
+
+    art = aot.compile(order, "f32[5,33]", name="order")
+    assert set(undefined_symbols(art.object)) <= ALLOWED_IMPORTS
+    art.write(str(tmp_path))
+    order_aot = _load(str(tmp_path), "order")
+    x = np.random.default_rng(0).integers(-4, 4, (5, 33)).astype(np.float32)
+    x[1, 3], x[2, 5] = np.nan, -0.0
+    for got, want in zip(order_aot(x), order(x)):
+        np.testing.assert_array_equal(got, want)
+
+
 # --------------------------------------------------------------------------- aarch64
 
 
@@ -392,7 +407,15 @@ def _fill(acc, x):
     return y, acc
 
 
+def _rank(x):
+    """x.sort() in place (the sort kernel writes the in-out argument), and each row's order."""
+    order = np.argsort(x, axis=1)
+    x.sort(axis=1)
+    return order
+
+
 @pytest.mark.parametrize("fn,specs,inout", [
+    (_rank, ["f64[4,9]"], (0,)),
     (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
     (_smooth, ["f32[10]"], (0,)),
     (_fill, ["i64[4]", "i64[4]"], (0,)),

@@ -210,6 +210,22 @@ def test_scan_kernels_assemble_for_every_kind_and_dtype():
 
 
 @needs_toolchain
+def test_sort_kernels_assemble_for_every_dtype():
+    """np.sort / np.argsort: one thread per row, a merge sort through a scratch array."""
+    def sorts(x):
+        return np.sort(x, axis=0), np.argsort(x, axis=1)
+
+    kernels = {}
+    for dtype in programs.DTYPES:
+        lowered = jitc.jit(sorts).lower(jitc.ShapeDtype((4, 5), dtype))
+        for k in cuda_backend.kernels(lowered.compile(backend="reference").graph):
+            kernels.setdefault((k.name, tuple(k.input_dtypes)), k)
+    assert len(kernels) == 2 * len(programs.DTYPES)
+    for r in kernel_reports(list(kernels.values()), ("sm_90",)):
+        assert r.registers > 0 and r.spill_bytes == 0, r
+
+
+@needs_toolchain
 def test_ptx_of_a_function_without_a_gpu():
     mlp = load("mlp")
     ptx = cuda_backend.kernels_ptx(_optimized(mlp.mlp, [S("f32[4,512]")]), "sm_80")

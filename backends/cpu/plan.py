@@ -28,6 +28,7 @@ from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
+from jitc.backends.cpu.sort import scratch_rows, sort_source
 from jitc.errors import JitcError
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
@@ -368,6 +369,25 @@ class Planner:
                [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))])
         self.kernels.append(kb.kernel(pre, pre * size * post))
 
+    def _sort(self, n: Node, out: Buf):
+        (x,) = n.operands
+        axis = n.attrs["axis"]
+        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
+        post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+        size = x.shape[axis]
+        if pre * size * post == 0:
+            return  # nothing to write
+        indices = n.op == "argsort"
+        bufs = [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))]
+        if self.aot:  # scratch rows from the arena
+            local = 0
+            for dtype in scratch_rows(x.dtype, indices):
+                row, local = self._local(local, (size,), dtype)
+                bufs.append(row)
+        kb = _KernelBuilder()
+        kb.add(sort_source(x.dtype, indices, self.aot), bufs)
+        self.kernels.append(kb.kernel(pre * post, pre * size * post))
+
     def _copy(self, src: Buf, dst: Buf):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
@@ -395,6 +415,8 @@ class Planner:
                 self._scatter(n, outs[0])
             elif n.op == "cumulative":
                 self._scan(n, outs[0])
+            elif n.op in ops.SORTS:
+                self._sort(n, outs[0])
             else:
                 body, sources = single_op_body(n)
                 self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],

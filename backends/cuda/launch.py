@@ -61,7 +61,8 @@ def config(kernel: Kernel, policy: Policy) -> Config:
     info = kernel.launch
     if kernel.kind == "loop":
         t = min(policy.max_threads, _pow2_at_least(info["total"]))
-        return Config((min(_ceil(info["total"], t), policy.max_blocks),), (t,))
+        return Config((min(_ceil(info["total"], t), policy.max_blocks),), (t,),
+                      info.get("scratch", 0))
     if kernel.kind == "reduction":
         rows, rlen = info["rows"], info["rlen"]
         lanes = min(_pow2_at_least(rlen), policy.max_lanes)

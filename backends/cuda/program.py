@@ -25,6 +25,7 @@ from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
+from jitc.backends.cuda.sort import sort_kernel
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view
 from jitc.ir import Graph, Node
@@ -187,6 +188,10 @@ class _Builder:
         if n.op == "cumulative":
             if n.size:
                 self.launch(scan_kernel(n), [self.names[o] for o in n.operands], outs)
+            return
+        if n.op in ops.SORTS:
+            if n.size:
+                self.launch(sort_kernel(n), [self.names[o] for o in n.operands], outs)
             return
         body, sources = single_op_body(n)
         gen = reduction_kernel if n.op in ops.REDUCTIONS else loop_kernel

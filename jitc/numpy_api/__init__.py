@@ -10,6 +10,7 @@ supported NumPy function to its implementation (each family module registers its
     scans       cumsum, cumprod, cumulative_sum/prod, ufunc.accumulate
     shapes      views, joins, shape queries
     shifts      np.roll, np.pad, np.diff (slices and joins)
+    sorting     sort, argsort, partition, argpartition (and the methods)
     creation    the *_like family, tril/triu (np.zeros and friends: jitc/creation.py)
     indexing    np.take (x[key] itself: jitc/indexing.py)
     convolve    np.convolve, np.correlate (1-d)
@@ -28,6 +29,7 @@ from jitc.numpy_api import (
     scans,
     shapes,
     shifts,
+    sorting,
     ufuncs,
     writes,
 )
@@ -52,7 +54,7 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
     "convolve", "creation", "histograms", "indexing", "linalg", "reductions", "scans",
-    "shapes", "shifts", "ufuncs", "writes",
+    "shapes", "shifts", "sorting", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

@@ -114,6 +114,19 @@ def test_scans(dtype):
         scans.test_a_sampler_with_in_place_updates("cuda")
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.int64, np.float32, np.float64])
+def test_sorting(dtype):
+    from tests import test_sorting as sorting
+
+    sorting.test_every_sort_over_every_axis_is_numpys_stable_sort("cuda", dtype)
+    if dtype == np.float32:
+        sorting.test_long_rows_and_non_contiguous_inputs("cuda")
+        sorting.test_partition_contract("cuda", np.float64)
+        sorting.test_in_place_sorts_write_the_callers_arrays("cuda")
+        sorting.test_empty_0d_and_1d("cuda")
+        sorting.test_default_kind_on_tie_free_data_is_numpys("cuda")
+
+
 def test_histograms():
     from tests import test_histograms as histograms
 

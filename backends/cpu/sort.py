@@ -1,0 +1,106 @@
+"""The sort kernel: a stable sort (values, or argsort's indices) of each row along one axis.
+
+The array is viewed as (pre, N, post) around the sorted axis; a row is one (pre, post)
+pair, and rows split across threads. Each row is copied into scratch rows (its values, and
+for argsort the indices 0..N-1 beside them), NaNs moved to the tail in input order (NumPy
+sorts NaN last), the rest insertion-sorted in runs of RUN with a plain `<`, then merged
+bottom-up between two sets of scratch rows, and written out last: so the output may be the
+input's own buffer (the caller's array in `x.sort()`). Ties, -0.0 beside 0.0 included, keep
+their input order.
+
+Scratch rows: allocated once per call of the body under the JIT, kernel arguments from
+the temp arena under AOT (no allocator there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitc.backends.cpu.lowering import TYPE_NAMES
+
+RUN = 16  # insertion-sorted run length before merging
+
+
+def less(x: str, y: str, dtype) -> str:
+    """x < y in NumPy's sort order: a NaN is larger than every number."""
+    if np.dtype(dtype).kind == "f":
+        return f"(({x}) < ({y}) or (({y}) != ({y}) and ({x}) == ({x})))"
+    return f"({x}) < ({y})"
+
+
+def scratch_rows(dtype, indices: bool) -> list:
+    """Dtypes of the body's scratch rows (each N long): keys twice, then indices twice."""
+    return [np.dtype(dtype)] * 2 + [np.dtype(np.int64)] * 2 * indices
+
+
+def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
+    """`def BODY(a, out, [k0, k1, (i0, i1,)] lo, hi, n)` over rows [lo, hi) of pre * post."""
+    dtype = np.dtype(dtype)
+    names = ["k0", "k1", "i0", "i1"][:len(scratch_rows(dtype, indices))]
+    floats = dtype.kind == "f"
+    lines = []
+
+    def put(depth, *stmts):
+        lines.extend("    " * depth + s for s in stmts)
+
+    def move(depth, dst, d, src, s):
+        """dst[d] = src[s] for the keys, and for the indices beside them."""
+        put(depth, f"k{dst}[{d}] = k{src}[{s}]")
+        if indices:
+            put(depth, f"i{dst}[{d}] = i{src}[{s}]")
+
+    def gather(depth, test):
+        put(depth, "for k in range(m):", "    v = a[p, k, q]")
+        body = ["k0[c] = v", *(["i0[c] = k"] if indices else []), "c += 1"]
+        if test:
+            put(depth + 1, f"if {test}:")
+        put(depth + 1 + bool(test), *body)
+
+    put(0, f"def BODY(a, out, {', '.join(names)}, lo, hi, n):" if scratch_args
+        else "def BODY(a, out, lo, hi, n):")
+    put(1, "m = a.shape[1]", "post = a.shape[2]")
+    if not scratch_args:
+        put(1, *(f"{nm} = np.empty(m, {TYPE_NAMES[d]})"
+                 for nm, d in zip(names, scratch_rows(dtype, indices))))
+    put(1, "for r in range(lo, hi):")
+    put(2, "p = r // post", "q = r - p * post", "c = 0")
+    gather(2, "v == v" if floats else "")
+    put(2, "sorted_n = c")  # the numbers; NaNs (if any) follow them in input order
+    if floats:
+        put(2, "if c < m:")
+        gather(3, "v != v")
+    # insertion-sorted runs
+    put(2, f"for start in range(0, sorted_n, {RUN}):")
+    put(3, f"end = min(start + {RUN}, sorted_n)", "for i in range(start + 1, end):")
+    put(4, "v = k0[i]", *(["vi = i0[i]"] if indices else []), "j = i - 1")
+    put(4, "while j >= start and v < k0[j]:")
+    move(5, 0, "j + 1", 0, "j")
+    put(5, "j -= 1")
+    put(4, "k0[j + 1] = v", *(["i0[j + 1] = vi"] if indices else []))
+    # bottom-up merges, k0 -> k1 -> k0 ...
+    put(2, "src = 0", f"width = {RUN}", "while width < sorted_n:")
+    put(3, "for start in range(0, sorted_n, 2 * width):")
+    put(4, "mid = min(start + width, sorted_n)", "end = min(start + 2 * width, sorted_n)")
+    for s, d in ((0, 1), (1, 0)):
+        put(4, f"if src == {s}:")
+        put(5, "i = start", "j = mid", "k = start", "while i < mid and j < end:")
+        # branch-free: the loads and stores are selected, not jumped to (random data
+        # mispredicts a branch half the time)
+        put(6, f"t = k{s}[j] < k{s}[i]", f"k{d}[k] = k{s}[j] if t else k{s}[i]")
+        if indices:
+            put(6, f"i{d}[k] = i{s}[j] if t else i{s}[i]")
+        put(6, "j += t", "i += 1 - t", "k += 1")
+        put(5, "while i < mid:")
+        move(6, d, "k", s, "i")
+        put(6, "i += 1", "k += 1")
+        put(5, "while j < end:")
+        move(6, d, "k", s, "j")
+        put(6, "j += 1", "k += 1")
+    put(3, "src = 1 - src", "width *= 2")
+    result = "i" if indices else "k"
+    put(2, "if src == 0:")
+    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result}0[k]")
+    put(2, "else:")
+    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result}1[k]")
+    put(2, "for k in range(sorted_n, m):", f"    out[p, k, q] = {result}0[k]")
+    return "\n".join(lines) + "\n"
