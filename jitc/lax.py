@@ -115,6 +115,11 @@ def cumulative(x, kind, axis):
     return emit(x.ctx, "cumulative", [x], kind=kind, axis=axis)
 
 
+def linalg(kind, *operands):
+    """LAPACK-backed `kind` (ops.LINALG_KINDS) on stacks of square matrices."""
+    return emit(operands[0].ctx, "linalg", list(operands), kind=kind)
+
+
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),

@@ -33,10 +33,13 @@ REDUCTIONS = frozenset({"reduce", "argmax", "argmin"})
 REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 # Running reductions along one axis (ufunc.accumulate): one kernel each, never fused.
 SCANS = frozenset({"cumulative"})
+# Dense linear algebra on the last two axes (LAPACK on the cpu): one kernel each, never fused.
+LINALG = frozenset({"linalg"})
+LINALG_KINDS = ("solve", "inv", "cholesky", "cholesky_upper", "slogdet")
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (jitc/mutation.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.
 UPDATES = frozenset({"update_slice", "scatter"})
 SCATTER_MODES = ("set",) + tuple(sorted(BINARY))
 
-ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | OTHER | UPDATES
+ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | LINALG | OTHER | UPDATES
