@@ -35,7 +35,10 @@ REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 SCANS = frozenset({"cumulative"})
 # Dense linear algebra on the last two axes (LAPACK on the cpu): one kernel each, never fused.
 LINALG = frozenset({"linalg"})
-LINALG_KINDS = ("solve", "inv", "cholesky", "cholesky_upper", "slogdet")
+# kind -> the NumPy function(s) it computes, for messages
+LINALG_KINDS = {"solve": "np.linalg.solve", "inv": "np.linalg.inv",
+                "cholesky": "np.linalg.cholesky", "cholesky_upper": "np.linalg.cholesky",
+                "slogdet": "np.linalg.det/slogdet"}
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (jitc/mutation.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.

@@ -121,9 +121,10 @@ def lapack_source(kind: str, dtype, sz) -> str:
     t = TYPE_NAMES[dtype]
     # scratch: LU factors and pivots of one matrix at a time; the kernel's error (driver.py
     # ERRORS, the kind's in ERROR_OF_KIND) is what the driver raises, whatever is raised here
+    lu_kind = not kind.startswith("cholesky")
     head = ["    m = a.shape[1]", "    piv = np.empty(max(m, 1), np.int32)",
             f"    lu = np.empty((m, m), {t})",
-            f"    f = {sz(lapack_address(dtype, 'getrf'))}"] if not kind.startswith("cholesky") else []
+            f"    f = {sz(lapack_address(dtype, 'getrf'))}"] if lu_kind else []
     if kind in ("solve", "inv"):
         head.append(f"    s = {sz(lapack_address(dtype, 'getrs'))}")
     factor = [*_copy("lu[i, j]"),

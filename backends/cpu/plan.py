@@ -375,9 +375,9 @@ class Planner:
         as a dot's are); AOT has no LAPACK to call."""
         kind = n.attrs["kind"]
         if self.aot:
-            name = {"slogdet": "slogdet/det", "cholesky_upper": "cholesky"}.get(kind, kind)
-            raise UnsupportedError(f"np.linalg.{name} is not supported in AOT (it calls "
-                                   f"LAPACK, which AOT objects do not link){where(n.loc)}")
+            raise UnsupportedError(f"{ops.LINALG_KINDS[kind]} is not supported in AOT (it "
+                                   f"calls LAPACK, which AOT objects do not link)"
+                                   f"{where(n.loc)}")
         m = n.operands[0].shape[-1]
         batch = int(np.prod(n.operands[0].shape[:-2], dtype=np.int64))
         if out.nbytes == 0:

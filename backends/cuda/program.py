@@ -25,9 +25,11 @@ from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
+from jitc.errors import UnsupportedError
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view
 from jitc.ir import Graph, Node
+from jitc.source import where
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
 
@@ -184,6 +186,9 @@ class _Builder:
         if n.op == "scatter":
             self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
             return
+        if n.op == "linalg":
+            raise UnsupportedError(f"{ops.LINALG_KINDS[n.attrs['kind']]} is not supported on "
+                                   f"backend='cuda' (use backend='cpu'){where(n.loc)}")
         if n.op == "cumulative":
             if n.size:
                 self.launch(scan_kernel(n), [self.names[o] for o in n.operands], outs)
