@@ -5,6 +5,11 @@ operands, NumPy 2's rules for solve's b, NumPy's LinAlgError at run time (the ca
 arrays untouched), shape errors naming the function and argument at trace time, and the
 refusals on cuda and in AOT."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -183,6 +188,55 @@ def test_mismatched_b_names_solve_and_b(b):
         f(a, b)
     with pytest.raises(ShapeError, match=r"np\.linalg\.solve: .*b .*(does not fit|broadcast)"):
         jitc.jit(f)(a, b)
+
+
+@pytest.mark.parametrize("a,b", [(np.zeros((0, 0)), np.zeros((0, 3))),
+                                 (np.zeros((0, 3, 3)), np.zeros((0, 3, 2))),
+                                 (np.zeros((2, 0, 0)), np.zeros(0))])
+def test_empty_matrices_and_stacks(backend, a, b):
+    """0 x 0 matrices: det 1.0, empty inverse and factor; empty stacks: empty results."""
+    def empty(a, b):
+        return (np.linalg.det(a), np.linalg.inv(a), np.linalg.solve(a, b), np.linalg.slogdet(a),
+                np.linalg.cholesky(a))
+
+    _same(jitc.jit(empty, backend=backend)(a, b), empty(a, b))
+
+
+def test_writing_the_inverse_over_its_matrix(backend):
+    """A[...] = inv(A) in the caller's array: LAPACK reads its own copy of each matrix."""
+    def invert_in_place(a):
+        a[...] = np.linalg.inv(a)
+        a += 1.0
+
+    rng = np.random.default_rng(5)
+    a = _well_conditioned(rng, (6, 5, 5), np.float64)
+    want = a.copy()
+    invert_in_place(want)
+    jitc.jit(invert_in_place, backend=backend)(a)
+    _same(a, want)
+
+
+_NEW_PROCESS = textwrap.dedent("""
+    import numpy as np, jitc
+    def f(a, b):
+        return np.linalg.solve(a, b), np.linalg.det(a), np.linalg.cholesky(a @ a.T)
+    a = np.eye(4) * 3 + np.arange(16.0).reshape(4, 4) / 16
+    b = np.arange(4.0)
+    for got, want in zip(jitc.jit(f, backend="cpu")(a, b), f(a, b)):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+    print("ok")
+""")
+
+
+def test_cached_lapack_kernels_run_in_a_new_process(tmp_path):
+    """LAPACK's addresses are run-time values: a second process (SciPy loaded elsewhere)
+    runs the kernels the first one cached."""
+    env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", _NEW_PROCESS], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+    assert any((tmp_path / "cache").rglob("*.nbi"))
 
 
 def ridge_step(x, y, lam):
