@@ -265,6 +265,35 @@ def test_ridge_regression_and_gaussian_loglik_are_numpys(backend):
           gaussian_loglik(pts, mu, cov))
 
 
+def test_the_primitive_rule_and_ir_text():
+    """linalg's shape rule refuses what np.linalg never emits; the IR prints and parses."""
+    from jitc import ir_text
+    from jitc.primitives import PRIMITIVES
+
+    infer = PRIMITIVES["linalg"].infer
+    f64, f32, i64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
+    for types, kind, message in [
+            ([((3, 3), f64)], "qr", "unknown kind 'qr'"),
+            ([((3, 3), f64)], "solve", "solve takes 2 operands"),
+            ([((3, 3), i64)], "inv", "must be float32 or float64"),
+            ([((3, 4), f64)], "inv", "not a stack of square matrices"),
+            ([((3, 3), f64), ((3, 1), f32)], "solve", r"b f32\[3,1\] does not fit"),
+            ([((2, 3, 3), f64), ((3, 1), f64)], "solve", "does not fit")]:
+        with pytest.raises(ShapeError, match=message):
+            infer(types, {"kind": kind})
+    assert infer([((2, 3, 3), f32)], {"kind": "slogdet"}) == ((2, 2), f32)
+
+    def f(a, b):
+        return np.linalg.solve(a, b), np.linalg.det(a), np.linalg.cholesky(a, upper=True)
+
+    graph = jitc.jit(f).lower(jitc.ShapeDtype((3, 4, 4), np.float64),
+                              jitc.ShapeDtype((4,), np.float64)).compile(
+                                  backend="reference").graph
+    text = ir_text.print_graph(graph)
+    assert "kind=solve" in text and "kind=cholesky_upper" in text
+    assert ir_text.print_graph(ir_text.parse_graph(text)) == text
+
+
 def test_cuda_refuses_linalg_by_name():
     from jitc.backends import cuda as cuda_backend
 
