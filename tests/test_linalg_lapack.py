@@ -178,7 +178,8 @@ def test_non_square_a_is_numpys_linalgerror_naming_the_call(call, message):
     assert "test_linalg_lapack.py" in str(info.value)
 
 
-@pytest.mark.parametrize("b", [np.ones(3), np.ones((3, 1)), np.ones((2, 5, 4, 1)), np.float64(1)])
+@pytest.mark.parametrize("b", [np.ones(3), np.ones((3, 1)), np.ones((3, 4)), np.ones((2, 5, 4, 1)),
+                               np.float64(1)])
 def test_mismatched_b_names_solve_and_b(b):
     def f(a, b):
         return np.linalg.solve(a, b)
