@@ -7,8 +7,11 @@ with trans "T" (A^T^T X = B, B and X column-major: b is transposed in and out), 
 getrs with "N" against the identity (X = A^-T column-major, which row-major is A^-1),
 cholesky runs potrf "U" on A^T (its upper triangle is A's lower one; the factor U read
 row-major is L) and zeroes the other triangle, slogdet reads LU's diagonal and the pivots.
-LAPACK overwrites what it is given: every call works on the kernel's own copy. Matrices of
-the stack split across threads, one matrix at a time.
+LAPACK overwrites what it is given: every call works on the kernel's own copy.
+
+The stack runs on one thread, a matrix at a time: numba's threads calling SciPy's OpenBLAS
+at once were slower than one thread on the 2-core machine (det of 1000 8x8: 1.3 ms on two
+threads, 0.7 ms on one; of 200 64x64: 6.3 ms against 5.2 ms).
 """
 
 from __future__ import annotations
