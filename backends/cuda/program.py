@@ -21,15 +21,14 @@ import numpy as np
 from jitc import ops
 from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
+from jitc.backends.cuda.linalg import linalg_kernel
 from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
-from jitc.errors import UnsupportedError
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view
 from jitc.ir import Graph, Node
-from jitc.source import where
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
 
@@ -187,8 +186,9 @@ class _Builder:
             self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
             return
         if n.op == "linalg":
-            raise UnsupportedError(f"{ops.LINALG_KINDS[n.attrs['kind']]} is not supported on "
-                                   f"backend='cuda' (use backend='cpu'){where(n.loc)}")
+            if n.size:
+                self.launch(linalg_kernel(n), [self.names[o] for o in n.operands], outs)
+            return
         if n.op == "cumulative":
             if n.size:
                 self.launch(scan_kernel(n), [self.names[o] for o in n.operands], outs)

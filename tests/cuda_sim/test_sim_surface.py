@@ -12,6 +12,7 @@ The whole table runs too with JITC_FULL_SURFACE=1 (about 8 minutes in the simula
 import numpy as np
 import pytest
 
+import jitc
 import tests.test_surface as surface
 from tests.conftest import FULL_SURFACE
 
@@ -112,6 +113,29 @@ def test_scans(dtype):
     if dtype == np.float32:
         scans.test_scalars_empty_axes_and_out("cuda")
         scans.test_a_sampler_with_in_place_updates("cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_linalg(dtype):
+    """np.linalg.solve, inv, cholesky, det, slogdet: a thread per matrix."""
+    from tests import test_linalg_lapack as linalg
+
+    jitted = {}
+    for batch, n in [((), 5), ((2, 3), 3)]:
+        linalg.test_every_function_is_numpys(
+            "cuda", lambda b: jitted.setdefault(b, jitc.jit(linalg.everything, backend=b)),
+            dtype, batch, n)
+    if dtype == np.float64:
+        linalg.test_results_in_numpys_dtypes("cuda")
+        linalg.test_non_contiguous_operands("cuda")
+        linalg.test_solve_b_follows_numpy2("cuda")
+        linalg.test_singular_and_not_positive_definite_raise_numpys_linalgerror("cuda")
+        linalg.test_singular_det_is_exactly_zero("cuda")
+        linalg.test_lower_triangle_is_what_cholesky_reads("cuda")
+        linalg.test_writing_the_inverse_over_its_matrix("cuda")
+        linalg.test_ridge_regression_and_gaussian_loglik_are_numpys("cuda")
+        for a, b in [(np.zeros((0, 0)), np.zeros((0, 3))), (np.zeros((2, 0, 0)), np.zeros(0))]:
+            linalg.test_empty_matrices_and_stacks("cuda", a, b)
 
 
 def test_histograms():
