@@ -33,7 +33,8 @@ REDUCTIONS = frozenset({"reduce", "argmax", "argmin"})
 REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 # Running reductions along one axis (ufunc.accumulate): one kernel each, never fused.
 SCANS = frozenset({"cumulative"})
-# Dense linear algebra on the last two axes (LAPACK on the cpu): one kernel each, never fused.
+# Dense linear algebra on the last two axes (LAPACK on the cpu, a thread per matrix on cuda):
+# one kernel each, never fused.
 LINALG = frozenset({"linalg"})
 # kind -> the NumPy function(s) it computes, for messages
 LINALG_KINDS = {"solve": "np.linalg.solve", "inv": "np.linalg.inv",

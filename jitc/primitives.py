@@ -384,7 +384,7 @@ def _linalg_infer(types, a):
         _fail("linalg", f"unknown kind {kind!r}")
     if len(types) != (2 if kind == "solve" else 1):
         _fail("linalg", f"{kind} takes {2 if kind == 'solve' else 1} operands")
-    (shape, dtype) = types[0]
+    shape, dtype = types[0]
     if dtype.kind != "f":
         _fail("linalg", f"operands must be float32 or float64, got {dtype}")
     if len(shape) < 2 or shape[-1] != shape[-2]:

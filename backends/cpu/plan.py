@@ -385,8 +385,7 @@ class Planner:
         views = [self.loc[n.operands[0]].viewed((batch, m, m))]
         if kind == "solve":
             views.append(self.loc[n.operands[1]].viewed((batch, m, n.shape[-1])))
-        views.append(out.viewed((batch,) + n.shape[len(n.shape) - (1 if kind == "slogdet"
-                                                                    else 2):]))
+        views.append(out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:])))
         kb = _KernelBuilder()
         kb.add(lapack_source(kind, n.dtype, kb.sz), views)
         kb.error = ERROR_OF_KIND[kind]
