@@ -121,6 +121,11 @@ def sort(x, axis, indices=False):
     return emit(x.ctx, "argsort" if indices else "sort", [x], axis=axis)
 
 
+def linalg(kind, *operands):
+    """LAPACK-backed `kind` (ops.LINALG_KINDS) on stacks of square matrices."""
+    return emit(operands[0].ctx, "linalg", list(operands), kind=kind)
+
+
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),

@@ -35,10 +35,17 @@ REDUCE_KINDS = ("sum", "prod", "max", "min", "and", "or")
 SCANS = frozenset({"cumulative"})
 # Stable sorts along one axis: the values, or the permutation (int64) that sorts them.
 SORTS = frozenset({"sort", "argsort"})
+# Dense linear algebra on the last two axes (LAPACK on the cpu, a thread per matrix on cuda):
+# one kernel each, never fused.
+LINALG = frozenset({"linalg"})
+# kind -> the NumPy function(s) it computes, for messages
+LINALG_KINDS = {"solve": "np.linalg.solve", "inv": "np.linalg.inv",
+                "cholesky": "np.linalg.cholesky", "cholesky_upper": "np.linalg.cholesky",
+                "slogdet": "np.linalg.det/slogdet"}
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (jitc/mutation.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.
 UPDATES = frozenset({"update_slice", "scatter"})
 SCATTER_MODES = ("set",) + tuple(sorted(BINARY))
 
-ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | SORTS | OTHER | UPDATES
+ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | SORTS | LINALG | OTHER | UPDATES

@@ -393,6 +393,46 @@ _register("argsort", _sort_infer("argsort"),
           lambda x, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
           {"axis": INT}, 1)
 
+
+# ----------------------------------------------------------------------------- linalg
+
+
+def _linalg_infer(types, a):
+    """Square matrices on the last two axes; solve's b is (..., n, k) with a's batch."""
+    kind = a["kind"]
+    if kind not in ops.LINALG_KINDS:
+        _fail("linalg", f"unknown kind {kind!r}")
+    if len(types) != (2 if kind == "solve" else 1):
+        _fail("linalg", f"{kind} takes {2 if kind == 'solve' else 1} operands")
+    shape, dtype = types[0]
+    if dtype.kind != "f":
+        _fail("linalg", f"operands must be float32 or float64, got {dtype}")
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        _fail("linalg", f"{type_str(shape, dtype)} is not a stack of square matrices")
+    if kind == "solve":
+        bshape, bdtype = types[1]
+        if bdtype != dtype or len(bshape) != len(shape) or bshape[:-1] != shape[:-1]:
+            _fail("linalg", f"b {type_str(bshape, bdtype)} does not fit a "
+                            f"{type_str(shape, dtype)}")
+        return bshape, dtype
+    if kind == "slogdet":
+        return shape[:-2] + (2,), dtype
+    return shape, dtype
+
+
+def _linalg_impl(a, *b, kind):
+    """np.linalg itself (another LAPACK build); slogdet as (..., [sign, logabsdet])."""
+    if kind == "solve":
+        return np.linalg.solve(a, b[0])
+    if kind == "slogdet":
+        return np.stack(np.linalg.slogdet(a), axis=-1)
+    if kind.startswith("cholesky"):
+        return np.linalg.cholesky(a, upper=kind == "cholesky_upper")
+    return np.linalg.inv(a)
+
+
+_register("linalg", _linalg_infer, _linalg_impl, {"kind": STR})
+
 # ----------------------------------------------------------------------------- dot
 
 DOT_ATTRS = ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")

@@ -23,11 +23,13 @@ from numba.extending import intrinsic
 
 
 @functools.cache
-def blas_address(dtype, routine: str) -> int:
-    """Address of SciPy's s<routine> (float32) or d<routine> (float64), e.g. "gemm"."""
-    import scipy.linalg.cython_blas as cython_blas
+def blas_address(dtype, routine: str, library: str = "blas") -> int:
+    """Address of SciPy's s<routine> (float32) or d<routine> (float64), e.g. "gemm", from
+    scipy.linalg.cython_blas (library "blas") or cython_lapack ("lapack")."""
+    import importlib
 
-    capsule = cython_blas.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + routine]
+    module = importlib.import_module(f"scipy.linalg.cython_{library}")
+    capsule = module.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer

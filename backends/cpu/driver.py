@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.backends.cpu.plan import Kernel, Program
@@ -39,6 +40,7 @@ from numba import carray, cfunc, njit
 from jitc.backends.cpu.abi import KERNEL_SIGNATURE, typed_pointer
 from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
+from jitc.backends.cpu.lapack import getrf, getrs, potrf
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.lowering import vmath_globals as _vg
 globals().update(_vg())
@@ -53,6 +55,7 @@ from jitc.backends.cpu.abi import call_launcher, keep_alive
 from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.memory import advise_huge_pages
 from jitc.errors import SignatureMiss
+from numpy.linalg import LinAlgError
 """
 
 
@@ -116,7 +119,9 @@ def kernel_source(kernel: Kernel) -> str:
 ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gather)"),
           2: ("ValueError", "Integers to negative integer powers are not allowed."),
           3: ("RuntimeError", "a jitc kernel failed"),
-          4: SCATTER_ERROR}
+          4: SCATTER_ERROR,
+          5: SINGULAR,
+          6: NOT_POSITIVE_DEFINITE}
 _KIND = {v: k for k, v in ERRORS.items()}
 # The state vector's header: where its tables are (see emit).
 LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE = range(8)

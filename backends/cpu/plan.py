@@ -24,16 +24,18 @@ import numpy as np
 
 from jitc import ops
 from jitc.backends.cpu import dot as dots
+from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
-from jitc.errors import JitcError
+from jitc.errors import JitcError, UnsupportedError
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view, is_view
 from jitc.ir import Graph, Node
+from jitc.source import where
 
 ALIGN = 64
 SOURCES = ("param", "result", "temp", "const")
@@ -388,6 +390,27 @@ class Planner:
         kb.add(sort_source(x.dtype, indices, self.aot), bufs)
         self.kernels.append(kb.kernel(pre * post, pre * size * post))
 
+    def _linalg(self, n: Node, out: Buf):
+        """One LAPACK kernel over the stack of matrices (its operands are materialized,
+        as a dot's are); AOT has no LAPACK to call."""
+        kind = n.attrs["kind"]
+        if self.aot:
+            raise UnsupportedError(f"{ops.LINALG_KINDS[kind]} is not supported in AOT (it "
+                                   f"calls LAPACK, which AOT objects do not link)"
+                                   f"{where(n.loc)}")
+        m = n.operands[0].shape[-1]
+        batch = int(np.prod(n.operands[0].shape[:-2], dtype=np.int64))
+        if out.nbytes == 0:
+            return
+        views = [self.loc[n.operands[0]].viewed((batch, m, m))]
+        if kind == "solve":
+            views.append(self.loc[n.operands[1]].viewed((batch, m, n.shape[-1])))
+        views.append(out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:])))
+        kb = _KernelBuilder()
+        kb.add(lapack_source(kind, n.dtype, kb.sz), views)
+        kb.error = ERROR_OF_KIND[kind]
+        self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
+
     def _copy(self, src: Buf, dst: Buf):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
@@ -417,6 +440,8 @@ class Planner:
                 self._scan(n, outs[0])
             elif n.op in ops.SORTS:
                 self._sort(n, outs[0])
+            elif n.op == "linalg":
+                self._linalg(n, outs[0])
             else:
                 body, sources = single_op_body(n)
                 self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],

@@ -22,7 +22,13 @@ import numpy as np
 from jitc import config
 from jitc.backends.cuda import launch, modules
 from jitc.backends.cuda.device import current, is_device_array
-from jitc.backends.cuda.lowering import ERR_INDEX, ERR_NEGATIVE_POWER, ERR_SCATTER
+from jitc.backends.cuda.lowering import (
+    ERR_INDEX,
+    ERR_NEGATIVE_POWER,
+    ERR_NOT_POSITIVE_DEFINITE,
+    ERR_SCATTER,
+    ERR_SINGULAR,
+)
 from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
 from jitc.ir import Graph
 
@@ -33,6 +39,8 @@ _ERRORS = {
     ERR_INDEX: (IndexError, "index out of bounds in a gather (integer-array indexing)"),
     ERR_NEGATIVE_POWER: (ValueError, "Integers to negative integer powers are not allowed."),
     ERR_SCATTER: (IndexError, "index out of bounds in integer-array assignment (scatter)"),
+    ERR_SINGULAR: (np.linalg.LinAlgError, "Singular matrix"),
+    ERR_NOT_POSITIVE_DEFINITE: (np.linalg.LinAlgError, "Matrix is not positive definite"),
 }
 
 

@@ -28,9 +28,9 @@ DTYPE_NAME = {np.dtype(np.bool_): "b1", np.dtype(np.int32): "i32", np.dtype(np.i
 
 @dataclass
 class Kernel:
-    """kind: "loop", "reduction", "dot_tile" or "dot_skinny"; launch: what launch.config needs
-    (sizes known when the graph is compiled); scratch: dtypes of per-row scratch arrays whose
-    length launch.scratch_elements gives."""
+    """kind: "loop", "reduction", "dot_tile", "dot_skinny" or "matrix" (linalg.py: a thread
+    per matrix); launch: what launch.config needs (sizes known when the graph is compiled);
+    scratch: dtypes of per-row scratch arrays whose length launch.scratch_elements gives."""
 
     name: str
     kind: str

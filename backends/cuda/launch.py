@@ -59,7 +59,7 @@ class Config:
 
 def config(kernel: Kernel, policy: Policy) -> Config:
     info = kernel.launch
-    if kernel.kind == "loop":
+    if kernel.kind in ("loop", "matrix"):  # a matrix kernel: a thread per matrix, scratch
         t = min(policy.max_threads, _pow2_at_least(info["total"]))
         return Config((min(_ceil(info["total"], t), policy.max_blocks),), (t,),
                       info.get("scratch", 0))

@@ -35,6 +35,7 @@ LIBDEVICE = {
 
 # error codes a kernel stores in its err[0] (the driver raises the matching exception)
 ERR_INDEX, ERR_NEGATIVE_POWER, ERR_SCATTER = 1, 2, 3
+ERR_SINGULAR, ERR_NOT_POSITIVE_DEFINITE = 4, 5  # linalg.py
 
 
 class Statements(Protocol):

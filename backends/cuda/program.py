@@ -21,6 +21,7 @@ import numpy as np
 from jitc import ops
 from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
+from jitc.backends.cuda.linalg import linalg_kernel
 from jitc.backends.cuda.loop import loop_kernel
 from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
@@ -184,6 +185,10 @@ class _Builder:
             return
         if n.op == "scatter":
             self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
+            return
+        if n.op == "linalg":
+            if n.size:
+                self.launch(linalg_kernel(n), [self.names[o] for o in n.operands], outs)
             return
         if n.op == "cumulative":
             if n.size:

@@ -16,6 +16,7 @@ supported NumPy function to its implementation (each family module registers its
     convolve    np.convolve, np.correlate (1-d)
     histograms  np.histogram with bins known when tracing
     linalg      matmul, dot, tensordot, einsum (einsum.py)
+    linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
 
@@ -25,6 +26,7 @@ from jitc.numpy_api import (
     histograms,
     indexing,
     linalg,
+    linalg_lapack,
     reductions,
     scans,
     shapes,
@@ -53,8 +55,8 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "convolve", "creation", "histograms", "indexing", "linalg", "reductions", "scans",
-    "shapes", "shifts", "sorting", "ufuncs", "writes",
+    "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack", "reductions",
+    "scans", "shapes", "shifts", "sorting", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

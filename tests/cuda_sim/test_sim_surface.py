@@ -12,6 +12,7 @@ The whole table runs too with JITC_FULL_SURFACE=1 (about 8 minutes in the simula
 import numpy as np
 import pytest
 
+import jitc
 import tests.test_surface as surface
 from tests.conftest import FULL_SURFACE
 
@@ -125,6 +126,29 @@ def test_sorting(dtype):
         sorting.test_in_place_sorts_write_the_callers_arrays("cuda")
         sorting.test_empty_0d_and_1d("cuda")
         sorting.test_default_kind_on_tie_free_data_is_numpys("cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_linalg(dtype):
+    """np.linalg.solve, inv, cholesky, det, slogdet: a thread per matrix."""
+    from tests import test_linalg_lapack as linalg
+
+    jitted = {}
+    for batch, n in [((), 5), ((2, 3), 3)]:
+        linalg.test_every_function_is_numpys(
+            "cuda", lambda b: jitted.setdefault(b, jitc.jit(linalg.everything, backend=b)),
+            dtype, batch, n)
+    if dtype == np.float64:
+        linalg.test_results_in_numpys_dtypes("cuda")
+        linalg.test_non_contiguous_operands("cuda")
+        linalg.test_solve_b_follows_numpy2("cuda")
+        linalg.test_singular_and_not_positive_definite_raise_numpys_linalgerror("cuda")
+        linalg.test_singular_det_is_exactly_zero("cuda")
+        linalg.test_lower_triangle_is_what_cholesky_reads("cuda")
+        linalg.test_writing_the_inverse_over_its_matrix("cuda")
+        linalg.test_ridge_regression_and_gaussian_loglik_are_numpys("cuda")
+        for a, b in [(np.zeros((0, 0)), np.zeros((0, 3))), (np.zeros((2, 0, 0)), np.zeros(0))]:
+            linalg.test_empty_matrices_and_stacks("cuda", a, b)
 
 
 def test_histograms():
