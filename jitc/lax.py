@@ -103,10 +103,21 @@ def gather(x, idx, axis):
     return emit(x.ctx, "gather", [x, idx], axis=int(axis))
 
 
+_HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def _in_single(fn, *xs):
+    """`fn` of float16 operands computed in float32 and rounded once to float16, as NumPy's
+    float16 sums, products (a float accumulator over the inner loop) and matmul/dot do."""
+    return convert(fn(*(convert(x, _SINGLE) for x in xs)), _HALF)
+
+
 def reduce(x, kind, axes):
     axes = tuple(sorted(axes))
     if not axes:
         return x
+    if x.dtype == _HALF and kind in ("sum", "prod"):
+        return _in_single(lambda y: reduce(y, kind, axes), x)
     return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
 
 
@@ -116,6 +127,9 @@ def cumulative(x, kind, axis):
 
 
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
+    if lhs.dtype == _HALF and rhs.dtype == _HALF:
+        return _in_single(lambda a, b: dot_general(a, b, lhs_contracting, rhs_contracting,
+                                                   lhs_batch, rhs_batch), lhs, rhs)
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),
                 rhs_batch=tuple(rhs_batch))

@@ -24,7 +24,7 @@ import numpy as np
 
 from jitc import ops
 from jitc.backends.cpu import regions
-from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
+from jitc.backends.cpu.lowering import STORAGE, TYPE_NAMES, literal, load, lower_elementwise, store
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 from jitc.recursion import run
@@ -238,11 +238,11 @@ class LoopKernel:
         op = n.op
         if op == "parameter" or (op == "constant" and n.shape != ()):
             if n in self.scratch and idx == self.index:
-                return f"{self.scratch[n]}[{self._inner_flat()}]"
+                return load(n.dtype, f"{self.scratch[n]}[{self._inner_flat()}]")
             arr = self._array(n)
             if self.chunk_slices is not None and idx == self.index:
-                return f"{self._chunk_slice(arr)}[j]"
-            return self._indexed(arr, idx)
+                return load(n.dtype, f"{self._chunk_slice(arr)}[j]")
+            return load(n.dtype, self._indexed(arr, idx))
         if op == "constant":
             return self._constant(n)
         if op in ops.REDUCTIONS:
@@ -254,7 +254,7 @@ class LoopKernel:
                 raise LayoutError(f"{op} result read at {idx}, not its row {want}")
             return self.acc[n]
         if n in self.scratch and idx == self.index and self.scratch_ready.get(n):
-            return f"{self.scratch[n]}[{self._inner_flat()}]"
+            return load(n.dtype, f"{self.scratch[n]}[{self._inner_flat()}]")
         if op in ops.ELEMENTWISE:
             args = []
             for o in n.operands:
@@ -264,7 +264,7 @@ class LoopKernel:
             var = w.fresh()
             w.line(f"{var} = {expr}")
             if n in self.scratch and idx == self.index:
-                w.line(f"{self.scratch[n]}[{self._inner_flat()}] = {var}")
+                w.line(f"{self.scratch[n]}[{self._inner_flat()}] = {store(n.dtype, var)}")
             return var
         if op == "iota":
             return f"{TYPE_NAMES[n.dtype]}({idx[n.attrs['dimension']]})"
@@ -466,7 +466,7 @@ class LoopKernel:
         else:
             if not self.scratch_args:
                 for node, scr in self.scratch.items():
-                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
+                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {STORAGE[node.dtype]})")
             w.line("for o in range(lo, hi):")
             w.depth += 1
             rem = "o"
@@ -509,7 +509,7 @@ class LoopKernel:
                 else:
                     self._arg_update(r, v)
             for k, o in writes:
-                v = self.value(o, self.index, memo)
+                v = store(o.dtype, self.value(o, self.index, memo))
                 if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
@@ -521,7 +521,7 @@ class LoopKernel:
         for k, o in enumerate(body.outputs):
             idx, full = self._output_index(o)
             if not full:
-                v = self.value(o, idx, {})
+                v = store(o.dtype, self.value(o, idx, {}))
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
         if self.flat:
             w.lines[slices_at:slices_at] = ["    " + f"{s} = {a}[lo:hi]"
@@ -637,7 +637,7 @@ class LoopKernel:
             head = tuple(self.index[d] for d in self.outer)
             sub = tuple(shifted(self.index[d], box.start[d]) for d in self.outer)
             value = self.value(box.leaf, sub + (plus(lo - box.start[last]),), memo)
-            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {value}")
+            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {store(box.leaf.dtype, value)}")
         w.depth -= 1
         w.lines[start:start] = ["    " * w.depth + f"{name} = {expr}"
                                 for name, expr in self.row_slices.values()]
