@@ -40,7 +40,8 @@ from jitc.backends.cpu.abi import KERNEL_SIGNATURE, typed_pointer
 from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
-from jitc.backends.cpu.half import f2h, h2f, round16, round16_f64  # noqa: F401
+from jitc.backends.cpu.half import JIT as _half
+globals().update(_half)
 from jitc.backends.cpu.lowering import vmath_globals as _vg
 globals().update(_vg())
 """
