@@ -604,7 +604,8 @@ def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str 
 
 # float16 as its bits: uint16_t, which every C compiler has (_Float16 needs GCC 12 / Clang 15
 # and, on x86-64, SSE2 ABI support; a caller that has it can cast the pointer).
-_C_TYPES = {"float16": "uint16_t", "float32": "float", "float64": "double", "int8": "int8_t", "int16": "int16_t",
+_C_TYPES = {"float16": "uint16_t", "float32": "float", "float64": "double", "int8": "int8_t",
+            "int16": "int16_t",
             "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
             "uint32": "uint32_t", "uint64": "uint64_t", "bool": "bool",
             "complex64": "float _Complex", "complex128": "double _Complex"}
