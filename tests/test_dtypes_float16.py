@@ -319,6 +319,23 @@ def test_in_place_updates_of_a_callers_float16_array():
             assert _ulps(got, want) <= 1 and type(got) is type(want)
 
 
+def _many(*xs):
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    return total, xs[3] * 2
+
+
+def test_a_function_of_many_float16_arrays_takes_the_wide_path():
+    """Past 16 arrays the cpu driver gathers pointers through per-dtype collectors, which
+    see float16 arrays as their bits as the kernels do; each add rounds as in NumPy."""
+    rng = np.random.default_rng(30)
+    xs = [rng.normal(0, 300, 10).astype(H) for _ in range(20)]
+    got, want = _run(_many, *xs)
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
 # --------------------------------------------------------------------------- programs
 
 
