@@ -108,8 +108,19 @@ _HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 
 def _in_single(fn, *xs):
     """`fn` of float16 operands computed in float32 and rounded once to float16, as NumPy's
-    float16 sums, products (a float accumulator over the inner loop) and matmul/dot do."""
+    float16 sums and products along its inner loop (a float accumulator) and matmul/dot."""
     return convert(fn(*(convert(x, _SINGLE) for x in xs)), _HALF)
+
+
+def _numpy_inner_axis(x):
+    """The axis of `x` NumPy's iterator runs innermost: the last one longer than 1 in
+    memory order (C order, or the original's for a transposed view), or None."""
+    order = list(range(x.ndim))
+    if x.node.op == "transpose":  # a view: memory order is the original's
+        perm = x.node.attrs["permutation"]
+        order = [perm.index(d) for d in range(x.ndim)]
+    long = [d for d in order if x.shape[d] > 1]
+    return long[-1] if long else None
 
 
 def reduce(x, kind, axes):
@@ -117,6 +128,11 @@ def reduce(x, kind, axes):
     if not axes:
         return x
     if x.dtype == _HALF and kind in ("sum", "prod"):
+        inner = _numpy_inner_axis(x)
+        if inner is not None and inner not in axes:
+            # NumPy's inner loop runs along a kept axis: each add (multiply) is a float16
+            # op, rounded, in C order of the reduced axes; a float16 reduce does that
+            return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
         return _in_single(lambda y: reduce(y, kind, axes), x)
     return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
 

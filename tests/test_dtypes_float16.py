@@ -7,10 +7,9 @@ Tolerances, where NumPy is not exact itself:
   is what NumPy computes, and IEEE makes each of those exact).
 - exp, log, tanh, sin ...: within 1 float16 ulp (NumPy's float32 math and jitc's differ in
   the last float32 bits, which moves a result rounded near a float16 tie by one ulp).
-- sum/mean/prod: NumPy adds pairwise in float32 along a contiguous axis, and rounds to
-  float16 after every add along another; jitc adds in float32 blocks into float64 and rounds
-  once. Checked: within 1 ulp of the exact sum rounded, and of NumPy within NumPy's own error
-  plus 1 ulp.
+- sum/prod along NumPy's inner loop (the reduced axes end in memory's last): NumPy adds
+  pairwise in float32 and rounds once, jitc adds in float32 blocks: within 1 ulp. Along a
+  kept last axis NumPy rounds after every add, and so does jitc: bit for bit.
 - matmul/dot: both accumulate in float32 and round once: |jitc - NumPy| <= 1 ulp of the
   result + 2 K 2**-24 sum_k |a_ik b_kj| (two float32 accumulations of K products).
 """
@@ -232,32 +231,37 @@ def test_creation_and_constants_in_float16():
 # --------------------------------------------------------------------------- reductions
 
 
-def _reductions(x):
-    return (np.sum(x), x.sum(axis=1), x.sum(axis=0), np.mean(x), x.mean(axis=1),
-            x.mean(axis=0), x[:, :6].prod(axis=1), x.max(), x.min(axis=0), np.argmax(x),
-            np.max(x, axis=1), np.var(x, axis=1), np.std(x))
+def _reductions(x, y):
+    return (np.sum(x), x.sum(axis=1), np.mean(x), x.mean(axis=1), x.mean(axis=0),
+            x[:, :6].prod(axis=1), y.sum(axis=(1, 2)), x.T.sum(axis=0),  # float32 inner loops
+            x.sum(axis=0), x[:9].prod(axis=0), y.sum(axis=(0, 1)), y.sum(axis=1),  # rounded
+            x.max(), x.min(axis=0), np.argmax(x), np.max(x, axis=1),
+            y.sum(axis=(0, 2)), np.var(x, axis=1), np.std(x))
 
 
 def test_reductions_follow_numpy():
-    """max/min/argmax are exact; sums, means, products and var within 1 ulp of NumPy beyond
-    NumPy's own rounding error (see the module docstring)."""
+    """NumPy's float16 add/multiply.reduce: along its inner loop (the reduced axes end in
+    memory's last one) a float32 accumulator rounded once, where jitc adds in float32 blocks:
+    within 1 ulp (0 on these values); along a kept last axis every add or product rounds to
+    float16, in order, and so does jitc: bit for bit (32 ulp from the exact sum there). Both
+    at once (y.sum(axis=(0, 2)): jitc sums the rows in float32 and rounds once) within 2 ulp
+    of the partial sums; var/std (float16 all the way) within 2 ulp."""
     x = _halves((64, 40), 11, 2.0)
-    x[3, 5] = H(60000)  # a row whose float16 partial sums NumPy keeps within range
-    got, want = _run(_reductions, x)
-    exact = {0: x.astype(np.float64).sum(), 1: x.astype(np.float64).sum(axis=1),
-             2: x.astype(np.float64).sum(axis=0), 3: x.astype(np.float64).mean(),
-             4: x.astype(np.float64).mean(axis=1), 5: x.astype(np.float64).mean(axis=0),
-             6: x[:, :6].astype(np.float64).prod(axis=1)}
+    x[3, 5] = H(60000)  # partial sums near float16's top
+    y = _halves((6, 5, 7), 12, 2.0)
+    got, want = _run(_reductions, x, y)
     for k, (g, w) in enumerate(zip(got, want)):
         assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype, k
-        if k in exact:
-            e = exact[k].astype(H)
-            assert _ulps(g, e) <= 1, (k, g, e)
-            assert _ulps(g, w) <= _ulps(w, e) + 1, (k, g, w)
-        elif k in (11, 12):  # var/std: float16 all the way in NumPy, as here
-            assert _ulps(g, w) <= 2, (k, g, w)
-        else:
+        if k < 8:
+            assert _ulps(g, w) <= 1, (k, g, w)
+        elif k < 16:
             _same(g, w, k)
+        elif k == 16:  # NumPy rounds a float32 row sum into each float16 partial: 2 ulp
+            # of the partials' magnitude (not of a result they cancel to)
+            scale = np.spacing(np.abs(y.astype(np.float64)).sum(axis=(0, 2)).astype(H))
+            assert (np.abs(g.astype(np.float64) - w) <= 2 * scale).all(), (g, w)
+        else:
+            assert _ulps(g, w) <= 2, (k, g, w)
 
 
 def _running(x):

@@ -76,7 +76,8 @@ def _combine(kind, acc, v, dtype):
     if kind == "prod":
         # reassociable: LLVM multiplies in vector lanes
         return f"({acc} and {v})" if dtype.kind == "b" else (
-            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" else f"{t}({acc} * {v})")
+            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" and dtype != np.float16
+            else f"{t}({acc} * {v})")  # float16: each product rounded, in order
     if kind == "and":
         return f"({acc} and {v})"
     if kind == "or":
@@ -546,7 +547,7 @@ class LoopKernel:
     def _blocked(self, r) -> bool:
         """Is `r` a float sum over a loop (summed in blocks)?"""
         return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
-                and bool(self.inner))
+                and r.dtype != np.float16 and bool(self.inner))  # float16: rounds each add
 
     def _block(self, r):
         return f"blk{self.acc[r]}"
