@@ -228,6 +228,21 @@ def test_creation_and_constants_in_float16():
             _same(g, w, (backend, k))
 
 
+def _moves(a, b, i):
+    return (np.concatenate([a, b * 2]), a[::-1] + b, a[i], a.reshape(4, -1).T * 3,
+            np.stack([a, b]), np.roll(a, 3) - b, np.pad(a, 2), np.flip(b), np.where(i[:1] > 0, a[:4], b[:4]))
+
+
+def test_data_movement_of_float16_is_exact():
+    """Concatenation (cell by cell), reversal, gathers, transposes, stacks, rolls, padding
+    move float16 bits unchanged (the cpu kernels' loads and stores)."""
+    a, b, i = _halves(16, 24), _halves(16, 25), np.array([3, -1, 0, 15, 7])
+    for backend in ("reference", "cpu"):
+        got, want = _run(_moves, a, b, i, backend=backend)
+        for k, (g, w) in enumerate(zip(got, want)):
+            _same(g, w, (backend, k))
+
+
 # --------------------------------------------------------------------------- reductions
 
 
@@ -301,13 +316,14 @@ def test_matmul_and_dot_within_the_float32_accumulation_bound():
 def _update(x, y, i):
     x += y
     x[1:3] = 0.5
+    x[x > 2] = -x[x > 2]
     np.add.at(x, i, y[:3])
     x *= 1.001
     return x.sum()
 
 
 def test_in_place_updates_of_a_callers_float16_array():
-    """x += y, a slice store, np.add.at and x *= s write the caller's float16 array as NumPy
+    """x += y, a slice store, a masked store, np.add.at and x *= s write the caller's float16 array as NumPy
     does (each op rounds to float16 in place)."""
     x0, y, i = _halves(16, 16), _halves(16, 17), np.array([0, 5, 5])
     want_x = x0.copy()
