@@ -230,7 +230,8 @@ def test_creation_and_constants_in_float16():
 
 def _moves(a, b, i):
     return (np.concatenate([a, b * 2]), a[::-1] + b, a[i], a.reshape(4, -1).T * 3,
-            np.stack([a, b]), np.roll(a, 3) - b, np.pad(a, 2), np.flip(b), np.where(i[:1] > 0, a[:4], b[:4]))
+            np.stack([a, b]), np.roll(a, 3) - b, np.pad(a, 2), np.flip(b),
+            np.where(i[:1] > 0, a[:4], b[:4]))
 
 
 def test_data_movement_of_float16_is_exact():
@@ -323,8 +324,8 @@ def _update(x, y, i):
 
 
 def test_in_place_updates_of_a_callers_float16_array():
-    """x += y, a slice store, a masked store, np.add.at and x *= s write the caller's float16 array as NumPy
-    does (each op rounds to float16 in place)."""
+    """x += y, a slice store, a masked store, np.add.at and x *= s write the caller's
+    float16 array as NumPy does (each op rounds to float16 in place)."""
     x0, y, i = _halves(16, 16), _halves(16, 17), np.array([0, 5, 5])
     want_x = x0.copy()
     with warnings.catch_warnings():
