@@ -484,3 +484,22 @@ def test_aot_object_with_float16_buffers_builds_links_and_runs(tmp_path):
             assert _ulps(g, want) <= 1
         else:
             np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+def _aot_update(x, y):
+    x += y * np.float16(0.5)
+    return x.sum()
+
+
+def test_aot_writes_a_float16_in_out_argument(tmp_path):
+    import jitc.aot as aot
+
+    art = aot.compile(_aot_update, "f16[64]", "f16[64]", name="upd16")
+    assert art.plan.inout == (0,)
+    paths = art.write(str(tmp_path), emit_test=True)
+    assert "int upd16(uint16_t* arg0, const uint16_t* arg1, uint16_t* res0" in art.header()
+    cc = shutil.which("cc") or pytest.skip("no system C compiler")
+    exe = str(tmp_path / "t")
+    subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
+    run = subprocess.run([exe], capture_output=True, text=True)
+    assert run.returncode == 0 and "1 in-out arguments match NumPy" in run.stdout, run.stdout
