@@ -134,13 +134,15 @@ def test_mixed_float16_arithmetic_compiled():
 
 def _with_scalars(x, s):
     return (x + 2.5, 3 * x, x - 1, x / 3.0, x * np.float16(0.1), x + np.float32(1.0),
-            x * np.int8(3), x + np.int16(2), 2.0 ** x, x > 0.3, x + s, x * np.float64(2))
+            x * np.int8(3), x + np.int16(2), 2.0 ** x, x > 0.3, x + s, x * np.float64(2),
+            x + 70000, x * 1e10, x - 1e-9, np.maximum(x, 2**40))
 
 
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
 def test_python_and_numpy_scalars_with_float16(backend):
     """Python floats and ints stay float16 (weak); NumPy scalars are strong: np.float32 and
-    np.int16 make float32, np.float64 float64; a float16 scalar argument is float16."""
+    np.int16 make float32, np.float64 float64; a float16 scalar argument is float16; Python
+    numbers past float16's range overflow to inf as NumPy converts them."""
     x = np.concatenate([_halves(12, 3), EDGES])
     got, want = _run(_with_scalars, x, H(0.3), backend=backend)
     for k, (g, w) in enumerate(zip(got, want)):
