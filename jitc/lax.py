@@ -9,6 +9,7 @@ import numpy as np
 
 from jitc.dtypes import check_rank
 from jitc.errors import ShapeError
+from jitc.ops import ELEMENTWISE
 from jitc.source import user_loc, where
 
 _LAZY = None  # (PRIMITIVES, Tracer), imported on first use (both modules import this one)
@@ -112,14 +113,28 @@ def _in_single(fn, *xs):
     return convert(fn(*(convert(x, _SINGLE) for x in xs)), _HALF)
 
 
+def _memory_order(node, depth=8) -> list:
+    """The axes of `node`'s value from outermost to innermost in memory as NumPy lays it
+    out: a transpose is a view (its operand's order, permuted), an elementwise result
+    follows its operands where they agree (NumPy's order="K"; broadcasts, stride 0, do not
+    count), anything else is a new C-order array."""
+    order = list(range(len(node.shape)))
+    if depth == 0:
+        return order
+    if node.op == "transpose":
+        perm = list(node.attrs["permutation"])
+        return [perm.index(d) for d in _memory_order(node.operands[0], depth - 1)]
+    if node.op in ELEMENTWISE:
+        orders = {tuple(_memory_order(o, depth - 1)) for o in node.operands
+                  if o.shape == node.shape and o.op != "broadcast_in_dim"}
+        if len(orders) == 1:
+            return list(orders.pop())
+    return order
+
+
 def _numpy_inner_axis(x):
-    """The axis of `x` NumPy's iterator runs innermost: the last one longer than 1 in
-    memory order (C order, or the original's for a transposed view), or None."""
-    order = list(range(x.ndim))
-    if x.node.op == "transpose":  # a view: memory order is the original's
-        perm = x.node.attrs["permutation"]
-        order = [perm.index(d) for d in range(x.ndim)]
-    long = [d for d in order if x.shape[d] > 1]
+    """The axis of `x` NumPy's iterator runs innermost: the innermost one longer than 1."""
+    long = [d for d in _memory_order(x.node) if x.shape[d] > 1]
     return long[-1] if long else None
 
 
