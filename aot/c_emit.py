@@ -85,6 +85,8 @@ def header(plan: EntryPlan, arg_names, triple: str, cpu: str, origin: str,
 
 
 def _literal(x, dtype) -> str:
+    if dtype == np.float16:  # its bits (the C type is uint16_t)
+        return hex(int(np.float16(x).view(np.uint16))) + "U"
     if dtype.kind == "f":
         v = float(x)
         if math.isnan(v):
@@ -147,6 +149,22 @@ def test_program(plan: EntryPlan, inputs, outputs, written=None) -> str:
         "    return bad != 0;",
         "}",
         "",
+        "/* float16 bits: equal, both NaN, or neighbours (1 ulp: jitc's float32 math against",
+        "   NumPy's, each rounded to float16) */",
+        "static long half_order(long h) { return h & 0x8000 ? -(h & 0x7fff) : h; }",
+        "static int check_half(const char* what, const long long* got, const long long* want,",
+        "                      long n) {",
+        "    long bad = 0;",
+        "    for (long i = 0; i < n; i++) {",
+        "        int gnan = (got[i] & 0x7fff) > 0x7c00, wnan = (want[i] & 0x7fff) > 0x7c00;",
+        "        long d = half_order(got[i]) - half_order(want[i]);",
+        "        int ok = (gnan && wnan) || (!gnan && !wnan && d <= 1 && d >= -1);",
+        "        if (!ok && bad++ < 5)",
+        '            printf("%s[%ld]: got bits 0x%llx, want 0x%llx\\n", what, i, got[i], want[i]);',
+        "    }",
+        "    return bad != 0;",
+        "}",
+        "",
         "static int check_exact(const char* what, const long long* got, const long long* want,",
         "                       long n) {",
         "    long bad = 0;",
@@ -175,7 +193,7 @@ def test_program(plan: EntryPlan, inputs, outputs, written=None) -> str:
     ]
     for got, want, a in checks:
         n = a.size
-        kind = "float" if a.dtype.kind == "f" else "exact"
+        kind = "half" if a.dtype == np.float16 else "float" if a.dtype.kind == "f" else "exact"
         ctype = "double" if kind == "float" else "long long"
         lines += [
             "    {",

@@ -50,6 +50,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
+from jitc.backends.cpu.lowering import storage  # float16 arrays: their uint16 bits
 from jitc.errors import JitcError
 
 __all__ = [
@@ -314,7 +315,7 @@ def _numba_type_of(arg):
     from numba.np.numpy_support import from_dtype
     if isinstance(arg, IntArg):
         return types.int64
-    return types.Array(from_dtype(arg.dtype), len(arg.shape), "C")
+    return types.Array(from_dtype(storage(arg.dtype)), len(arg.shape), "C")
 
 
 def _normalize_kernels(kernels: dict, plan: EntryPlan) -> dict:
@@ -366,7 +367,7 @@ def _check_plan(plan: EntryPlan, kernels: dict):
             if not isinstance(a, ArrayArg):
                 raise AotLinkError(f"{w}: expected ArrayArg or IntArg, got {a!r}")
             if not (isinstance(t, types.Array) and t.layout == "C" and t.ndim == len(a.shape)
-                    and np.dtype(str(t.dtype)) == a.dtype):
+                    and np.dtype(str(t.dtype)) == storage(a.dtype)):
                 raise AotLinkError(f"{w}: {a.dtype}{list(a.shape)} for a {t} parameter")
             if a.source == "temp":
                 if a.index < 0 or a.index + a.nbytes > plan.temp_bytes:
@@ -601,7 +602,10 @@ def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str 
 
 # --------------------------------------------------------------------------- C side
 
-_C_TYPES = {"float32": "float", "float64": "double", "int8": "int8_t", "int16": "int16_t",
+# float16 as its bits: uint16_t, which every C compiler has (_Float16 needs GCC 12 / Clang 15
+# and, on x86-64, SSE2 ABI support; a caller that has it can cast the pointer).
+_C_TYPES = {"float16": "uint16_t", "float32": "float", "float64": "double", "int8": "int8_t",
+            "int16": "int16_t",
             "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
             "uint32": "uint32_t", "uint64": "uint64_t", "bool": "bool",
             "complex64": "float _Complex", "complex128": "double _Complex"}

@@ -54,6 +54,8 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     names = [f"k{i}" for i in range(len(sources))]
     texts = [s.replace("def BODY(", f"def {k}(", 1) for k, s in zip(names, sources)]
     header = KERNEL_HEADER.replace("cpu backend: one kernel", "AOT compiler (jitc.aot)")
+    # float16 conversions without F16C or library calls (backends/cpu/half.py)
+    header = header.replace("half import JIT as _half", "half import PORTABLE as _half")
     source = header + "\n\n" + "\n\n".join(DECORATOR + "\n" + t for t in texts)
     namespace: dict = {"__name__": f"jitc_aot_{name}"}
     exec(compile(source, f"<jitc aot {name}>", "exec"), namespace)  # noqa: S102

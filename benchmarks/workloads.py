@@ -432,5 +432,26 @@ def w10(quick=False):
                  bytes_moved=2 * img.nbytes)]
 
 
+# ---------------------------------------------------------------- W11 float16
+
+_NO_HALF = {"numba": "numba compiles no float16 on the CPU (NotImplementedError: float16)"}
+
+
+def w11(quick=False):
+    """W1's chain and W3's layernorm on float16 arrays: NumPy runs each ufunc as a float16
+    loop (convert, compute in float32, round) and stores every intermediate; jitc fuses the
+    chain, rounding in registers where NumPy stores."""
+    n, (rows, m) = (4096, (64, 128)) if quick else (4 * 2**20, (4096, 1024))
+    rng = _rng()
+    x, y = _normal(rng, n).astype(np.float16), _normal(rng, n).astype(np.float16)
+    xl = _normal(rng, (rows, m)).astype(np.float16)
+    g, b = _normal(rng, m).astype(np.float16), _normal(rng, m).astype(np.float16)
+    label = "4K" if quick else "4M"
+    return [Case(f"W11 chain {label} f16", chain, (x, y), bytes_moved=3 * x.nbytes,
+                 rtol=2e-3, atol=2e-3, skip=_NO_HALF),
+            Case(f"W11 layernorm [{rows},{m}] f16", layernorm, (xl, g, b),
+                 bytes_moved=2 * xl.nbytes, rtol=1e-2, atol=1e-2, skip=_NO_HALF)]
+
+
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8, "W9": w9,
-             "W10": w10}
+             "W10": w10, "W11": w11}

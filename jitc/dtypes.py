@@ -14,6 +14,7 @@ SHORT_NAMES = {
     np.dtype(np.uint16): "u16",
     np.dtype(np.uint32): "u32",
     np.dtype(np.uint64): "u64",
+    np.dtype(np.float16): "f16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
 }

@@ -9,6 +9,7 @@ import numpy as np
 
 from jitc.dtypes import check_rank
 from jitc.errors import ShapeError
+from jitc.ops import ELEMENTWISE
 from jitc.source import user_loc, where
 
 _LAZY = None  # (PRIMITIVES, Tracer), imported on first use (both modules import this one)
@@ -103,10 +104,51 @@ def gather(x, idx, axis):
     return emit(x.ctx, "gather", [x, idx], axis=int(axis))
 
 
+_HALF, _SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def _in_single(fn, *xs):
+    """`fn` of float16 operands computed in float32 and rounded once to float16, as NumPy's
+    float16 sums and products along its inner loop (a float accumulator) and matmul/dot."""
+    return convert(fn(*(convert(x, _SINGLE) for x in xs)), _HALF)
+
+
+def _memory_order(node, depth=8) -> list:
+    """The axes of `node`'s value from outermost to innermost in memory as NumPy lays it
+    out: a transpose is a view (its operand's order, permuted), an elementwise result
+    follows its operands where they agree (NumPy's order="K"; broadcasts, stride 0, do not
+    count), anything else is a new C-order array."""
+    order = list(range(len(node.shape)))
+    if depth == 0:
+        return order
+    if node.op == "transpose":
+        perm = list(node.attrs["permutation"])
+        return [perm.index(d) for d in _memory_order(node.operands[0], depth - 1)]
+    if node.op in ELEMENTWISE:
+        orders = {tuple(_memory_order(o, depth - 1)) for o in node.operands
+                  if o.shape == node.shape and o.op != "broadcast_in_dim"}
+        if len(orders) == 1:
+            return list(orders.pop())
+    return order
+
+
+def _numpy_inner_axis(x):
+    """The axis of `x` NumPy's iterator runs innermost: the innermost one longer than 1."""
+    long = [d for d in _memory_order(x.node) if x.shape[d] > 1]
+    return long[-1] if long else None
+
+
 def reduce(x, kind, axes):
     axes = tuple(sorted(axes))
     if not axes:
         return x
+    if x.dtype == _HALF and kind in ("sum", "prod"):
+        inner = _numpy_inner_axis(x)
+        if inner is not None and inner not in axes:
+            # NumPy's inner loop runs along a kept axis: each add (multiply) is a float16
+            # op, rounded, in C order of the reduced axes; a float16 reduce does that
+            return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
+        return _in_single(lambda y: reduce(y, kind, axes), x)
     return emit(x.ctx, "reduce", [x], kind=kind, axes=axes)
 
 
@@ -127,6 +169,9 @@ def linalg(kind, *operands):
 
 
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
+    if lhs.dtype == _HALF and rhs.dtype == _HALF:
+        return _in_single(lambda a, b: dot_general(a, b, lhs_contracting, rhs_contracting,
+                                                   lhs_batch, rhs_batch), lhs, rhs)
     return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
                 rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),
                 rhs_batch=tuple(rhs_batch))

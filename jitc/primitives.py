@@ -329,6 +329,13 @@ def _reduce_infer(types, a):
 
 
 def _reduce_impl(x, kind, axes):
+    if x.dtype == np.float16 and kind in ("sum", "prod") and axes:
+        # a float16 sum/product reduce means NumPy's loop along kept axes: every add rounds
+        # to float16, in C order of the reduced axes (lax.reduce); laid out so that NumPy
+        # runs exactly that whatever this array's own layout
+        rows = np.ascontiguousarray(np.moveaxis(x, axes, range(len(axes))))
+        rows = rows.reshape(-1, *rows.shape[len(axes):])
+        return np.asarray(REDUCE_UFUNCS[kind].reduce(rows, axis=0), dtype=x.dtype)
     return np.asarray(REDUCE_UFUNCS[kind].reduce(x, axis=tuple(axes)), dtype=x.dtype)
 
 

@@ -42,7 +42,7 @@ _SPEC = re.compile(r"\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*")
 
 
 def spec(text: str) -> ShapeDtype:
-    """Parse 'f32[1,512]' (also f64, s8/i8, s16/i16, s32/i32, s64/i64, u8, u16, u32, u64,
+    """Parse 'f32[1,512]' (also f16, f64, s8/i8, s16/i16, s32/i32, s64/i64, u8, u16, u32, u64,
     pred/bool; 'f32[]' is 0-d)."""
     m = _SPEC.fullmatch(text)
     if not m or m.group(1) not in BY_SHORT_NAME:

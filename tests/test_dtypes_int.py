@@ -326,10 +326,11 @@ def test_unsigned_index_arrays_gather_and_too_big_ones_are_out_of_bounds():
 # --------------------------------------------------------------------------- refusals
 
 
-def test_math_numpy_computes_in_float16_is_refused_with_the_line():
-    """np.exp of uint8 is float16 in NumPy; jitc has no float16."""
-    with pytest.raises(UnsupportedError, match=r"np\.exp on uint8.*float16.*test_dtypes_int"):
-        jitc.jit(lambda x: np.exp(x))(np.arange(3, dtype=np.uint8))
+def test_math_numpy_computes_in_float16_is_float16():
+    """np.exp of uint8 and int8 is float16 in NumPy (float16 is jitc's too: tests/
+    test_dtypes_float16.py); sqrt of float32-exact integers rounds the same everywhere."""
+    _check(lambda x, y: (np.sqrt(x), np.sqrt(y), x / np.uint8(7)),
+           np.arange(0, 256, 5, dtype=np.uint8), np.arange(-128, 128, 5, dtype=np.int8))
 
 
 def test_the_cuda_backend_refuses_the_new_dtypes_by_argument_and_op():
@@ -389,6 +390,6 @@ def test_every_dtype_has_a_c_type_and_an_ir_name():
     from jitc.aot.link import _c_type
     from jitc.dtypes import SHORT_NAMES, SUPPORTED
 
-    assert len(SUPPORTED) == 11
+    assert len(SUPPORTED) == 12
     for d in NEW:
         assert _c_type(d) == f"{d}_t" and np.dtype(d) in SHORT_NAMES

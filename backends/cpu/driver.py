@@ -20,7 +20,7 @@ import numpy as np
 
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
 from jitc.backends.cpu.loops import Sizes
-from jitc.backends.cpu.lowering import TYPE_NAMES
+from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
@@ -42,6 +42,8 @@ from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
+from jitc.backends.cpu.half import JIT as _half
+globals().update(_half)
 from jitc.backends.cpu.lowering import vmath_globals as _vg
 globals().update(_vg())
 """
@@ -98,7 +100,7 @@ def kernel_source(kernel: Kernel) -> str:
     for k, body in enumerate(kernel.bodies):
         names = []
         for j, (pointer, _, slots) in enumerate(body.arrays):
-            dtype = TYPE_NAMES[np.dtype(kernel.pointers[pointer].dtype)]
+            dtype = STORAGE[np.dtype(kernel.pointers[pointer].dtype)]
             name = f"x{k}_{j}"
             shape = "(" + "".join(f"{s}, " for s in slots) + ")"
             lines.append(f"    {name} = carray(typed_pointer(p[{pointer}], {dtype}), {shape})")
@@ -280,7 +282,7 @@ def _narrow_driver(program: Program, checks: list) -> str:
     lines += ["base[n_bases + 1] = 0", f"alive = ({', '.join(alive)},)", *_LAUNCH_LINES]
     # the one numba signature of this driver, compiled when its module loads (so a disk that
     # cannot take the cache fails there, where cache.py turns the cache off)
-    types = ['Array(int64, 1, "C")'] + [f'Array(from_dtype(np.dtype("{np.dtype(d).name}")), '
+    types = ['Array(int64, 1, "C")'] + [f'Array(from_dtype(np.dtype("{storage(d).name}")), '
                                         f'{len(s)}, "C")'
                                         for s, d in program.params + program.results]
     return _function(", ".join(types), f"def driver({', '.join(['n'] + names)}):", lines)

@@ -12,6 +12,7 @@ from jitc import config
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import emit
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
+from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.threads import single_threaded_scipy_blas
 from jitc.backends.cpu.wide import collector_modules, wide_run
@@ -53,7 +54,7 @@ class CpuExecutable:
         aligned array, and so does each result: the driver's one numba signature."""
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
-        self.checked_run(*arrays, *outs)
+        self.checked_run(*map(_stored, arrays), *map(_stored, outs))
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
@@ -71,6 +72,11 @@ class CpuExecutable:
         from jitc.fusion.stats import graph_stats
 
         return graph_stats(self.graph)
+
+
+def _stored(a):
+    """`a` as the driver reads it: a float16 array as a view of its bits (half.py)."""
+    return a.view(storage(a.dtype)) if a.dtype == np.float16 else a
 
 
 def _frozen(c: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from jitc import ops
 from jitc.backends.cpu import regions
-from jitc.backends.cpu.lowering import TYPE_NAMES, literal, lower_elementwise
+from jitc.backends.cpu.lowering import STORAGE, TYPE_NAMES, literal, load, lower_elementwise, store
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 from jitc.recursion import run
@@ -76,7 +76,8 @@ def _combine(kind, acc, v, dtype):
     if kind == "prod":
         # reassociable: LLVM multiplies in vector lanes
         return f"({acc} and {v})" if dtype.kind == "b" else (
-            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" else f"{t}({acc} * {v})")
+            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" and dtype != np.float16
+            else f"{t}({acc} * {v})")  # float16: each product rounded, in order
     if kind == "and":
         return f"({acc} and {v})"
     if kind == "or":
@@ -238,11 +239,11 @@ class LoopKernel:
         op = n.op
         if op == "parameter" or (op == "constant" and n.shape != ()):
             if n in self.scratch and idx == self.index:
-                return f"{self.scratch[n]}[{self._inner_flat()}]"
+                return load(n.dtype, f"{self.scratch[n]}[{self._inner_flat()}]")
             arr = self._array(n)
             if self.chunk_slices is not None and idx == self.index:
-                return f"{self._chunk_slice(arr)}[j]"
-            return self._indexed(arr, idx)
+                return load(n.dtype, f"{self._chunk_slice(arr)}[j]")
+            return load(n.dtype, self._indexed(arr, idx))
         if op == "constant":
             return self._constant(n)
         if op in ops.REDUCTIONS:
@@ -254,7 +255,7 @@ class LoopKernel:
                 raise LayoutError(f"{op} result read at {idx}, not its row {want}")
             return self.acc[n]
         if n in self.scratch and idx == self.index and self.scratch_ready.get(n):
-            return f"{self.scratch[n]}[{self._inner_flat()}]"
+            return load(n.dtype, f"{self.scratch[n]}[{self._inner_flat()}]")
         if op in ops.ELEMENTWISE:
             args = []
             for o in n.operands:
@@ -264,7 +265,7 @@ class LoopKernel:
             var = w.fresh()
             w.line(f"{var} = {expr}")
             if n in self.scratch and idx == self.index:
-                w.line(f"{self.scratch[n]}[{self._inner_flat()}] = {var}")
+                w.line(f"{self.scratch[n]}[{self._inner_flat()}] = {store(n.dtype, var)}")
             return var
         if op == "iota":
             return f"{TYPE_NAMES[n.dtype]}({idx[n.attrs['dimension']]})"
@@ -466,7 +467,7 @@ class LoopKernel:
         else:
             if not self.scratch_args:
                 for node, scr in self.scratch.items():
-                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {TYPE_NAMES[node.dtype]})")
+                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {STORAGE[node.dtype]})")
             w.line("for o in range(lo, hi):")
             w.depth += 1
             rem = "o"
@@ -509,7 +510,7 @@ class LoopKernel:
                 else:
                     self._arg_update(r, v)
             for k, o in writes:
-                v = self.value(o, self.index, memo)
+                v = store(o.dtype, self.value(o, self.index, memo))
                 if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
@@ -521,7 +522,7 @@ class LoopKernel:
         for k, o in enumerate(body.outputs):
             idx, full = self._output_index(o)
             if not full:
-                v = self.value(o, idx, {})
+                v = store(o.dtype, self.value(o, idx, {}))
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
         if self.flat:
             w.lines[slices_at:slices_at] = ["    " + f"{s} = {a}[lo:hi]"
@@ -546,7 +547,7 @@ class LoopKernel:
     def _blocked(self, r) -> bool:
         """Is `r` a float sum over a loop (summed in blocks)?"""
         return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
-                and bool(self.inner))
+                and r.dtype != np.float16 and bool(self.inner))  # float16: rounds each add
 
     def _block(self, r):
         return f"blk{self.acc[r]}"
@@ -637,7 +638,7 @@ class LoopKernel:
             head = tuple(self.index[d] for d in self.outer)
             sub = tuple(shifted(self.index[d], box.start[d]) for d in self.outer)
             value = self.value(box.leaf, sub + (plus(lo - box.start[last]),), memo)
-            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {value}")
+            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {store(box.leaf.dtype, value)}")
         w.depth -= 1
         w.lines[start:start] = ["    " * w.depth + f"{name} = {expr}"
                                 for name, expr in self.row_slices.values()]

@@ -19,7 +19,28 @@ TYPE_NAMES = {
     np.dtype(np.uint8): "np.uint8", np.dtype(np.uint16): "np.uint16",
     np.dtype(np.uint32): "np.uint32", np.dtype(np.uint64): "np.uint64",
     np.dtype(np.float32): "np.float32", np.dtype(np.float64): "np.float64",
+    # a float16 value is a float32 that float16 holds (backends/cpu/half.py): its "cast"
+    # rounds to the nearest float16
+    np.dtype(np.float16): "round16",
 }
+HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+# Element types of arrays in memory as numba sees them: float16 as its bits.
+STORAGE = {**TYPE_NAMES, HALF: "np.uint16"}
+
+
+def storage(dtype) -> np.dtype:
+    """The dtype numba reads an array of `dtype` as (float16: uint16)."""
+    return np.dtype(np.uint16) if np.dtype(dtype) == HALF else np.dtype(dtype)
+
+
+def load(dtype, expr: str) -> str:
+    """An element `expr` of an array of `dtype` as a value."""
+    return f"h2f({expr})" if np.dtype(dtype) == HALF else expr
+
+
+def store(dtype, expr: str) -> str:
+    """A value `expr` of `dtype` as an element to write into an array of `dtype`."""
+    return f"f2h({expr})" if np.dtype(dtype) == HALF else expr
 
 
 def literal(value, dtype) -> str:
@@ -104,8 +125,14 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         if result.kind == "b":
             return f"({a} != 0)"
         if dtype.kind == "f" and result.kind in "iu":
-            return float_to_int(a, dtype, result)
+            return float_to_int(a, SINGLE if dtype == HALF else dtype, result)
+        if result == HALF and dtype != SINGLE:  # float64 and integers: rounded once
+            return f"round16_f64(np.float64({a}))"
         return f"{t}({a})"
+    if dtype == HALF and op != "select":
+        # NumPy's float16 loops: the op in float32 on the exact values, rounded to float16
+        wide = lower_elementwise(op, SINGLE, SINGLE if result == HALF else result, args, attrs)
+        return f"round16({wide})" if result == HALF else wide
     if op == "select":
         return f"({args[1]} if {a} else {args[2]})"
     if dtype.kind == "f" and result == dtype and op in _FLOAT_SAME_TYPE:

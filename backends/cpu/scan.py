@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.backends.cpu.lowering import lower_elementwise
+from jitc.backends.cpu.lowering import load, lower_elementwise, store
 
 UFUNC_OF_KIND = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
 
@@ -19,8 +19,9 @@ UFUNC_OF_KIND = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "min
 def scan_source(kind: str, dtype) -> str:
     """`def BODY(a, out, lo, hi, n)` over rows [lo, hi) of `pre`."""
     dtype = np.dtype(dtype)
-    step = lower_elementwise(UFUNC_OF_KIND[kind], dtype, dtype,
-                             ["out[p, k - 1, q]", "a[p, k, q]"], {})
+    step = store(dtype, lower_elementwise(
+        UFUNC_OF_KIND[kind], dtype, dtype,
+        [load(dtype, "out[p, k - 1, q]"), load(dtype, "a[p, k, q]")], {}))
     return "\n".join([
         "def BODY(a, out, lo, hi, n):",
         "    for p in range(lo, hi):",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.backends.cpu.lowering import lower_elementwise
+from jitc.backends.cpu.lowering import load, lower_elementwise, store
 
 ERROR = ("IndexError", "index out of bounds in integer-array assignment (scatter)")
 
@@ -21,8 +21,9 @@ def scatter_source(mode: str, dtype, copy: bool) -> str:
     if mode == "set":
         update = "upd[p, m, q]"
     else:
-        update = lower_elementwise(mode, np.dtype(dtype), np.dtype(dtype),
-                                   ["out[p, k, q]", "upd[p, m, q]"], {})
+        update = store(dtype, lower_elementwise(
+            mode, np.dtype(dtype), np.dtype(dtype),
+            [load(dtype, "out[p, k, q]"), load(dtype, "upd[p, m, q]")], {}))
     lines = ["def BODY(base, idx, upd, out, lo, hi, n):",
              "    size = base.shape[1]",
              "    for p in range(lo, hi):"]

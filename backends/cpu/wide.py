@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from jitc.backends.cpu.cache import load_module
+from jitc.backends.cpu.lowering import storage
 
 # Up to this many arrays (arguments and results) a function gets its own driver: one numba
 # dispatch per call, the cheapest call there is.
@@ -67,7 +68,7 @@ class Layout:
         self.positions = [0] * len(types)  # each array's record: its pointer, then shape
         kinds: dict = {}
         for i, (shape, dtype) in enumerate(types):
-            kinds.setdefault((np.dtype(dtype), len(shape)), []).append(i)
+            kinds.setdefault((storage(dtype), len(shape)), []).append(i)
         size = 0
         for (dtype, ndim), members in kinds.items():
             record = 1 + ndim

@@ -29,9 +29,10 @@ def is_available():
                    "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator")
 
 
-# The dtypes its kernels compute in. The 8- and 16-bit and unsigned integers (jitc's others)
-# are refused by name: the lowering's casts, literals, shifts and division helpers are written
-# for int32/int64, and a kernel that ran on them would wrap and compare wrongly.
+# The dtypes its kernels compute in. The 8- and 16-bit and unsigned integers and float16
+# (jitc's others) are refused by name: the lowering's casts, literals, shifts and division
+# helpers are written for int32/int64, and a kernel that ran on them would wrap and compare
+# wrongly; float16 would need the cpu backend's rounding after every op (backends/cpu/half.py).
 DTYPES = frozenset(map(np.dtype, (np.bool_, np.int32, np.int64, np.float32, np.float64)))
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import string
 
+import numpy as np
+
 from jitc import lax
 from jitc.errors import UnsupportedError
 from jitc.numpy_api.core import _mark, find_ctx, lift, result_type
@@ -50,6 +52,12 @@ def einsum(subscripts, *operands):
     ctx = find_ctx(operands)
     ops = [lift(ctx, o) for o in operands]
     dt = result_type(*ops)
+    if dt == np.float16:
+        raise UnsupportedError(
+            f"np.einsum of float16 operands: NumPy adds each product into its float16 output, "
+            f"rounding after every step, where jitc's einsum is a float32 dot rounded once; "
+            f"use np.matmul/np.dot (NumPy computes those in float32 too) or float32 operands"
+            f"{where()}")
     ops = [lax.convert(o, dt) for o in ops]
     terms, output = _parse(subscripts, ops)
     sizes = {}

@@ -120,8 +120,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = lift(find_ctx([a]), a)
     axes = normalize_axes(axis, a.ndim)
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
-    total = _reduce(a, "sum", axes, _mean_dtype(a, dtype), keepdims)
-    return _mark(apply_ufunc(np.divide, (total, lift(a.ctx, count, total.dtype))), total.scalar)
+    # NumPy's _mean: a float16 array's mean sums and divides in float32, then rounds
+    half = dtype is None and a.dtype == np.float16
+    total = _reduce(a, "sum", axes, np.dtype(np.float32) if half else _mean_dtype(a, dtype),
+                    keepdims)
+    result = apply_ufunc(np.divide, (total, lift(a.ctx, count, total.dtype)))
+    return _mark(lax.convert(result, a.dtype) if half else result, total.scalar)
 
 
 @implements(np.var)
