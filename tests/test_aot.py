@@ -263,16 +263,18 @@ def test_running_sums_compile_ahead_of_time(tmp_path):
     np.testing.assert_array_equal(balance_aot(d, r), balance(d, r))
 
 
-def test_sorts_compile_ahead_of_time(tmp_path):
-    """Sort kernels take their two scratch rows from the temp arena (no allocator)."""
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_sorts_compile_ahead_of_time(tmp_path, dtype):
+    """Sort kernels take their two scratch rows from the temp arena (no allocator); float16
+    sorts float32 keys converted from its bits."""
     def order(x):
         return np.sort(np.abs(x), axis=0), np.argsort(x, axis=1, kind="stable")
 
-    art = aot.compile(order, "f32[5,33]", name="order")
+    art = aot.compile(order, f"{dtype}[5,33]", name="order")
     assert set(undefined_symbols(art.object)) <= ALLOWED_IMPORTS
     art.write(str(tmp_path))
     order_aot = _load(str(tmp_path), "order")
-    x = np.random.default_rng(0).integers(-4, 4, (5, 33)).astype(np.float32)
+    x = np.random.default_rng(0).integers(-4, 4, (5, 33)).astype({"f32": np.float32, "f16": np.float16}[dtype])
     x[1, 3], x[2, 5] = np.nan, -0.0
     for got, want in zip(order_aot(x), order(x)):
         np.testing.assert_array_equal(got, want)

@@ -180,6 +180,17 @@ def test_non_square_a_is_numpys_linalgerror_naming_the_call(call, message):
     assert "test_linalg_lapack.py" in str(info.value)
 
 
+@pytest.mark.parametrize("call", [np.linalg.inv, np.linalg.det, np.linalg.cholesky,
+                                  lambda a: np.linalg.solve(a, a[0])])
+def test_float16_is_numpys_typeerror(call):
+    a = np.eye(3, dtype=np.float16)
+    with pytest.raises(TypeError, match="float16 is unsupported in linalg"):
+        call(a)
+    with pytest.raises(TypeError, match=r"np\.linalg\.\w+: array type float16 is unsupported"
+                                        r" in linalg \(at .*test_linalg_lapack.py"):
+        jitc.jit(call)(a)
+
+
 @pytest.mark.parametrize("b", [np.ones(3), np.ones((3, 1)), np.ones((3, 4)), np.ones((2, 5, 4, 1)),
                                np.float64(1)])
 def test_mismatched_b_names_solve_and_b(b):

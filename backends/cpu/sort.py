@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.backends.cpu.lowering import TYPE_NAMES
+from jitc.backends.cpu.lowering import HALF, TYPE_NAMES, load, store
 
 RUN = 16  # insertion-sorted run length before merging
 
@@ -29,8 +29,11 @@ def less(x: str, y: str, dtype) -> str:
 
 
 def scratch_rows(dtype, indices: bool) -> list:
-    """Dtypes of the body's scratch rows (each N long): keys twice, then indices twice."""
-    return [np.dtype(dtype)] * 2 + [np.dtype(np.int64)] * 2 * indices
+    """Dtypes of the body's scratch rows (each N long): keys twice, then indices twice.
+    float16 keys are float32 values (a kernel's float16 arrays hold bits, which do not sort
+    as the numbers do)."""
+    key = np.dtype(np.float32) if np.dtype(dtype) == HALF else np.dtype(dtype)
+    return [key] * 2 + [np.dtype(np.int64)] * 2 * indices
 
 
 def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
@@ -50,7 +53,7 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
             put(depth, f"i{dst}[{d}] = i{src}[{s}]")
 
     def gather(depth, test):
-        put(depth, "for k in range(m):", "    v = a[p, k, q]")
+        put(depth, "for k in range(m):", f"    v = {load(dtype, 'a[p, k, q]')}")
         body = ["k0[c] = v", *(["i0[c] = k"] if indices else []), "c += 1"]
         if test:
             put(depth + 1, f"if {test}:")
@@ -97,10 +100,12 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
         move(6, d, "k", s, "j")
         put(6, "j += 1", "k += 1")
     put(3, "src = 1 - src", "width *= 2")
-    result = "i" if indices else "k"
+    def result(row):
+        return f"i{row}[k]" if indices else store(dtype, f"k{row}[k]")
+
     put(2, "if src == 0:")
-    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result}0[k]")
+    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result(0)}")
     put(2, "else:")
-    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result}1[k]")
-    put(2, "for k in range(sorted_n, m):", f"    out[p, k, q] = {result}0[k]")
+    put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result(1)}")
+    put(2, "for k in range(sorted_n, m):", f"    out[p, k, q] = {result(0)}")
     return "\n".join(lines) + "\n"

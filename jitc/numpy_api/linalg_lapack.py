@@ -20,8 +20,12 @@ from jitc.source import where
 LinAlgError = np.linalg.LinAlgError
 
 
-def _float_type(*xs) -> np.dtype:
-    """NumPy's linalg _commonType: float32 only when every operand is float32."""
+def _float_type(name: str, *xs) -> np.dtype:
+    """NumPy's linalg _commonType: float32 only when every operand is float32; float16 is
+    NumPy's TypeError (LAPACK has no half precision)."""
+    if any(x.dtype == np.float16 for x in xs):
+        raise TypeError(f"np.linalg.{name}: array type float16 is unsupported in linalg"
+                        f"{where()}")
     return np.dtype(np.float32 if all(x.dtype == np.float32 for x in xs) else np.float64)
 
 
@@ -44,7 +48,7 @@ def solve(a, b):
     stack of (n, k) matrices whose stack dims broadcast with a's."""
     ctx = find_ctx([a, b])
     a, b = _square(a, "solve", ctx), lift(ctx, b)
-    dtype = _float_type(a, b)
+    dtype = _float_type("solve", a, b)
     a, b = lax.convert(a, dtype), lax.convert(b, dtype)
     n = a.shape[-1]
     vector = b.ndim == 1
@@ -66,7 +70,7 @@ def solve(a, b):
 
 def _one(a, name, kind):
     a = _square(a, name)
-    return lax.linalg(kind, lax.convert(a, _float_type(a)))
+    return lax.linalg(kind, lax.convert(a, _float_type(name, a)))
 
 
 @implements(np.linalg.inv)
