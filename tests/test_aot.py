@@ -274,7 +274,8 @@ def test_sorts_compile_ahead_of_time(tmp_path, dtype):
     assert set(undefined_symbols(art.object)) <= ALLOWED_IMPORTS
     art.write(str(tmp_path))
     order_aot = _load(str(tmp_path), "order")
-    x = np.random.default_rng(0).integers(-4, 4, (5, 33)).astype({"f32": np.float32, "f16": np.float16}[dtype])
+    x = np.random.default_rng(0).integers(-4, 4, (5, 33))
+    x = x.astype({"f32": np.float32, "f16": np.float16}[dtype])
     x[1, 3], x[2, 5] = np.nan, -0.0
     for got, want in zip(order_aot(x), order(x)):
         np.testing.assert_array_equal(got, want)
