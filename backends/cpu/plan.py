@@ -137,6 +137,13 @@ class _KernelBuilder:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error)
 
 
+def _around(shape, axis: int) -> tuple[int, int, int]:
+    """(pre, size, post): `shape` viewed as three axes around `axis`, which scans and sorts
+    run along."""
+    return (int(np.prod(shape[:axis], dtype=np.int64)), shape[axis],
+            int(np.prod(shape[axis + 1:], dtype=np.int64)))
+
+
 class Planner:
     def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None):
         """inout: output index -> (parameter index, direct): the output is the new contents
@@ -360,10 +367,7 @@ class Planner:
 
     def _scan(self, n: Node, out: Buf):
         (x,) = n.operands
-        axis = n.attrs["axis"]
-        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-        post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-        size = x.shape[axis]
+        pre, size, post = _around(x.shape, n.attrs["axis"])
         if pre * size * post == 0:
             return  # nothing to write
         kb = _KernelBuilder()
@@ -373,10 +377,7 @@ class Planner:
 
     def _sort(self, n: Node, out: Buf):
         (x,) = n.operands
-        axis = n.attrs["axis"]
-        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-        post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-        size = x.shape[axis]
+        pre, size, post = _around(x.shape, n.attrs["axis"])
         if pre * size * post == 0:
             return  # nothing to write
         indices = n.op == "argsort"
