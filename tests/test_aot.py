@@ -44,6 +44,19 @@ def _load(directory, name):
     return getattr(module, name)
 
 
+def run_c_test(paths, directory) -> str | None:
+    """Compile the artifact's emitted C test against its object and run it: its output
+    (which must end well), or None without a system C compiler."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    exe = os.path.join(str(directory), "t")
+    subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
+    run = subprocess.run([exe], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
 def _mixed(x, i):
     """A softmax (reduction + scratch row), a reshape-sum, int and bool results, a dot of a
     transposed parameter, and outputs that need copies: a parameter returned as is and one
@@ -431,12 +444,8 @@ def test_in_out_arguments_are_written_like_numpy(fn, specs, inout, tmp_path):
     for k, (_, dtype) in enumerate(art.plan.params):
         ctype = {"f": "double" if dtype.itemsize == 8 else "float", "i": "int64_t"}[dtype.kind]
         assert (f"const {ctype}* arg{k}" in proto) == (k not in inout), proto
-    cc = shutil.which("cc")
-    if cc:
-        exe = str(tmp_path / "t")
-        subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
-        run = subprocess.run([exe], capture_output=True, text=True)
-        assert run.returncode == 0 and f"{len(inout)} in-out arguments match" in run.stdout
+    out = run_c_test(paths, tmp_path)
+    assert out is None or f"{len(inout)} in-out arguments match" in out
     call = _load(str(tmp_path), fn.__name__)
     inputs = art.golden(seed=3)[0]
     mine, numpys = [a.copy() for a in inputs], [a.copy() for a in inputs]

@@ -16,10 +16,6 @@ Tolerances, where NumPy is not exact itself:
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
-import subprocess
 import warnings
 
 import numpy as np
@@ -27,6 +23,7 @@ import pytest
 
 import jitc
 from jitc.errors import UnsupportedError
+from tests.test_aot import _load, run_c_test
 
 H = np.float16
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -490,18 +487,10 @@ def test_aot_object_with_float16_buffers_builds_links_and_runs(tmp_path):
     proto = next(line for line in art.header().splitlines() if line.startswith("int "))
     assert proto.startswith("int half_fn(const uint16_t* arg0, const uint16_t* arg1, "
                             "uint16_t* res0, uint16_t* res1, float* res2, uint16_t* res3"), proto
-    cc = shutil.which("cc")
-    if cc:
-        exe = str(tmp_path / "t")
-        subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
-        run = subprocess.run([exe], capture_output=True, text=True)
-        assert run.returncode == 0 and run.stdout.startswith("PASS"), run.stdout
-    spec = importlib.util.spec_from_file_location("half_fn", os.path.join(tmp_path,
-                                                                          "half_fn.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    out = run_c_test(paths, tmp_path)
+    assert out is None or out.startswith("PASS"), out
     x, w = _halves((4, 8), 22), _halves(8, 23)
-    for g, want in zip(module.half_fn(x, w), _aot_fn(x, w)):
+    for g, want in zip(_load(str(tmp_path), "half_fn")(x, w), _aot_fn(x, w)):
         assert g.dtype == want.dtype and g.shape == want.shape
         if want.dtype == H:
             assert _ulps(g, want) <= 1
@@ -521,8 +510,5 @@ def test_aot_writes_a_float16_in_out_argument(tmp_path):
     assert art.plan.inout == (0,)
     paths = art.write(str(tmp_path), emit_test=True)
     assert "int upd16(uint16_t* arg0, const uint16_t* arg1, uint16_t* res0" in art.header()
-    cc = shutil.which("cc") or pytest.skip("no system C compiler")
-    exe = str(tmp_path / "t")
-    subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
-    run = subprocess.run([exe], capture_output=True, text=True)
-    assert run.returncode == 0 and "1 in-out arguments match NumPy" in run.stdout, run.stdout
+    out = run_c_test(paths, tmp_path) or pytest.skip("no system C compiler")
+    assert "1 in-out arguments match NumPy" in out, out

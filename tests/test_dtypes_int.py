@@ -6,9 +6,6 @@ rules over every pair of dtypes run on the reference backend, which compiles not
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import warnings
 
 import numpy as np
@@ -16,6 +13,7 @@ import pytest
 
 import jitc
 from jitc.errors import UnsupportedError
+from tests.test_aot import _load, run_c_test
 
 NEW = ["int8", "uint8", "int16", "uint16", "uint32", "uint64"]
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -367,22 +365,12 @@ def test_aot_header_types_and_results_for_small_integers(tmp_path):
     assert proto.startswith("int small_ints(const uint8_t* arg0, const int8_t* arg1, "
                             "uint8_t* res0, int64_t* res1, uint8_t* res2, int8_t* res3, "
                             "uint64_t* res4, uint32_t* res5, int16_t* res6, void* temp);"), proto
-    cc = shutil.which("cc")
-    if cc:
-        exe = str(tmp_path / "t")
-        subprocess.run([cc, paths["test"], paths["object"], "-o", exe], check=True)
-        run = subprocess.run([exe], capture_output=True, text=True)
-        assert run.returncode == 0 and run.stdout.startswith("PASS"), run.stdout
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("small_ints", os.path.join(tmp_path,
-                                                                             "small_ints.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    out = run_c_test(paths, tmp_path)
+    assert out is None or out.startswith("PASS"), out
     rng = np.random.default_rng(8)
     img = rng.integers(0, 256, (4, 5, 3), dtype=np.uint8)
     q = rng.integers(-128, 128, (4, 6), dtype=np.int8)
-    for g, w in zip(module.small_ints(img, q), _aot_fn(img, q)):
+    for g, w in zip(_load(str(tmp_path), "small_ints")(img, q), _aot_fn(img, q)):
         _same(g, w)
 
 
