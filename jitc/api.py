@@ -145,6 +145,10 @@ class Jitted:
                 return self.fun(*args, **kwargs)
         dyn, dyn_kw, static, _ = self._split(args, kwargs)
         leaves, tree = flatten((dyn, dyn_kw))
+        if _has_dask(leaves):
+            from jitc import chunked
+
+            return chunked.call(self, args, kwargs)
         key = (tree, static, tuple(map(_leaf_signature, leaves)), _repeats(leaves))
         compiled = self._cache.get(key)
         if compiled is None:
@@ -191,6 +195,10 @@ class Jitted:
         from jitc.tracing import trace
 
         dyn, dyn_kw, _, static_nums = self._split(args, kwargs)
+        if _has_dask(flatten((dyn, dyn_kw))[0]):
+            from jitc.chunked import Plan
+
+            return Plan(self, args, kwargs)
         return trace(self, args, kwargs, dyn, dyn_kw, static_nums)
 
     def __get__(self, obj, objtype=None):
@@ -203,6 +211,12 @@ class Jitted:
         jitted function to its workers this way, each compiling its own (compiled code and
         locks do not travel). One that its module does not name cannot be pickled."""
         return self.__qualname__
+
+
+def _has_dask(leaves) -> bool:
+    """Any dask array among the leaves (they run by blocks: jitc/chunked)."""
+    return "dask.array" in sys.modules and any(
+        type(x).__module__.startswith("dask.array") for x in leaves)
 
 
 def _on_device(x) -> bool:

@@ -473,3 +473,12 @@ def test_dicts_keep_their_insertion_order_like_python():
         np.testing.assert_array_equal(got, np.concatenate(list(d.values())))
         np.testing.assert_array_equal(kwgot, np.concatenate(list(kw.values())))
         assert list(back) == list(d)
+
+
+def test_jitc_runs_without_dask_installed():
+    """Dask is an optional extra: with it unimportable, jitc imports and compiles."""
+    code = ("import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None\n"
+            "import numpy as np, jitc\n"
+            "assert jitc.jit(lambda x: x * 2)(np.ones(3)).tolist() == [2.0, 2.0, 2.0]\n"
+            "assert 'dask.array' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -84,3 +84,9 @@ def test_lstm_unroll_equals_repeated_steps():
         np.testing.assert_allclose(outs[t], s[4], rtol=1e-5, atol=1e-6)
     for a, b in zip(final, s):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_dask_example_runs_on_a_local_cluster(capsys):
+    pytest.importorskip("distributed")
+    load("dask_layernorm").main(rows=2**12)
+    assert "layernorm on 2 workers matches NumPy" in capsys.readouterr().out

@@ -1,0 +1,227 @@
+"""Jitted functions on dask arrays (jitc/chunked): lazy dask arrays out, equal to NumPy on
+the computed result, on the threaded scheduler and on a real distributed.LocalCluster with
+worker processes."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import jitc
+from jitc.errors import UnsupportedError
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((203, 48)).astype(np.float32)  # rows chunked 64: an uneven edge
+G = RNG.standard_normal(48).astype(np.float32)
+B = RNG.standard_normal(48).astype(np.float32)
+W = RNG.standard_normal((48, 16)).astype(np.float32)
+
+
+def np_layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + np.float32(1e-5)) * g + b
+
+
+def np_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def np_chain(x, y):
+    return np.tanh(x * 2.0 + y) - np.sqrt(np.abs(x))
+
+
+def np_stats(x):
+    return x.sum(axis=0, keepdims=True), x.mean(axis=0), x.var(axis=0)
+
+
+def np_mlp(x, w):
+    return np_softmax(np.maximum(x @ w, 0))
+
+
+def np_stencil(u):
+    return u + 0.1 * (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) - 2 * u)
+
+
+def np_two(x, y):
+    return {"sum": x + y, "scaled": (x * 3, 7)}
+
+
+def np_shape_baked(x):
+    return x.sum(axis=1) / x.shape[0]
+
+
+layernorm, softmax, chain, stats, mlp, stencil, two, shape_baked = map(jitc.jit, (
+    np_layernorm, np_softmax, np_chain, np_stats, np_mlp, np_stencil, np_two, np_shape_baked))
+
+
+def threads(value):
+    with dask.config.set(scheduler="threads"):
+        return dask.compute(value)[0]
+
+
+def close(got, want, rtol=2e-5):
+    for g, w in zip(jitc.pytree.flatten(got)[0], jitc.pytree.flatten(want)[0]):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=rtol)
+
+
+def test_call_is_lazy_and_chunk_local_work_runs_block_by_block():
+    calls = []
+
+    def record(block):
+        calls.append(block.shape)
+        return block
+
+    x = da.from_array(X, chunks=(64, 48)).map_blocks(record, meta=X[:0, :0])
+    y = layernorm(x, G, B)
+    assert calls == [] and isinstance(y, da.Array)
+    assert y.chunks == ((64, 64, 64, 11), (48,))
+    plan = layernorm.lower(x, G, B).as_text()
+    assert "x axis 0: 4 chunks, chunk by chunk" in plan and "rechunked" not in plan
+    close(threads(y), np_layernorm(X, G, B))
+    assert sorted(calls) == sorted([(64, 48)] * 3 + [(11, 48)])
+    calls.clear()
+    close(threads(y.sum(axis=0)), np_layernorm(X, G, B).sum(axis=0), rtol=1e-4)
+    assert sorted(calls) == sorted([(64, 48)] * 3 + [(11, 48)])
+
+
+@pytest.mark.parametrize("chunks", [(64, 48), (64, 16), (203, 16)])
+def test_layernorm_and_softmax_rows_or_reduced_axis_chunked(chunks):
+    x = da.from_array(X, chunks=chunks)
+    close(threads(layernorm(x, G, B)), np_layernorm(X, G, B))
+    close(threads(softmax(x)), np_softmax(X))
+    if chunks[1] < 48:  # the reduced axis is computed whole, and the plan says why
+        (line,) = [ln for ln in softmax.lower(x).rechunked() if "axis 1" in ln]
+        assert "reduces over it" in line and "test_dask.py" in line
+
+
+@pytest.mark.parametrize("chunks", [(64, 48), (203, 16), (50, 20)])
+def test_reductions_over_chunked_axes_with_keepdims(chunks):
+    x = da.from_array(X.astype(np.float64), chunks=chunks)
+    got = threads(stats(x))
+    close(got, np_stats(X.astype(np.float64)), rtol=1e-12)
+    assert got[0].shape == (1, 48)
+
+
+@pytest.mark.parametrize("chunks", [(64, 48), (64, 16)])
+def test_matmul_rows_chunked_and_contraction_chunked(chunks):
+    x = da.from_array(X, chunks=chunks)
+    y = mlp(x, W)
+    assert y.chunks[0] == ((64, 64, 64, 11))
+    close(threads(y), np_mlp(X, W), rtol=1e-4)
+
+
+def test_stencil_with_roll_along_a_chunked_axis():
+    u = da.from_array(X, chunks=(64, 16))
+    plan = stencil.lower(u)
+    assert any("axis 0" in ln and "slice" in ln for ln in plan.rechunked())
+    assert "axis 1: 3 chunks, chunk by chunk" in plan.as_text()
+    close(threads(stencil(u)), np_stencil(X))
+
+
+def test_mixed_numpy_and_dask_arguments_and_pytree_outputs():
+    x = da.from_array(X, chunks=(64, 48))
+    y = RNG.standard_normal(X.shape).astype(np.float32)  # NumPy, chunked to match x
+    got = two(x, y)
+    assert isinstance(got["sum"], da.Array) and got["scaled"][1] == 7
+    assert got["sum"].chunks == x.chunks
+    close(threads(got), np_two(X, y))
+    close(threads(chain(x, y)), np_chain(X, y))
+    close(threads(chain(y, x)), np_chain(y, X))
+    close(threads(chain(x, 0.5)), np_chain(X, 0.5))
+
+
+def test_a_value_computed_from_the_shape_makes_the_axis_whole():
+    """x.shape[0] is 203 in the whole trace and 64 in a block's: by blocks it would give
+    another answer, so that axis runs whole."""
+    x = da.from_array(X, chunks=(64, 48))
+    (line,) = shape_baked.lower(x).rechunked()
+    assert "another constant" in line
+    close(threads(shape_baked(x)), np_shape_baked(X))
+
+
+def test_writing_into_a_dask_argument_is_refused():
+    @jitc.jit
+    def bump(x):
+        x += 1
+        return x
+
+    with pytest.raises(UnsupportedError, match="bump: called with dask arrays.*immutable"):
+        bump(da.from_array(X, chunks=(64, 48)))
+
+
+def test_unknown_chunk_sizes_are_refused():
+    x = da.from_array(X, chunks=(64, 48))
+    unknown = x[x[:, 0] > 0]
+    with pytest.raises(UnsupportedError, match="np_chain: argument 'x' is a dask array of unknown "
+                       "chunk sizes.*compute_chunk_sizes"):
+        chain(unknown, 1.0)
+
+
+def test_returning_a_dask_argument_gives_it_back():
+    x = da.from_array(X, chunks=(64, 48))
+    ident = jitc.jit(lambda a, b: (a, a + b))
+    got = ident(x, 1.0)
+    assert got[0] is x
+    close(threads(got[1]), X + 1.0)
+
+
+def test_each_block_shape_compiles_once():
+    x = da.from_array(X, chunks=(64, 48))
+    f = jitc.jit(np_chain)
+    threads(f(x, 1.5))
+    threads(f(x, 2.5))
+    assert len(f._cache) == 2  # (64, 48) and the (11, 48) edge, each once
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_local_cluster_with_worker_processes(cluster_client):
+    x = da.from_array(X, chunks=(64, 16))
+    out = (layernorm(x, G, B).sum(axis=0), two(x, X)["scaled"][0],
+           stats(x.astype(np.float64)))
+    got = cluster_client.compute(out, sync=True)
+    close(got[0], np_layernorm(X, G, B).sum(axis=0), rtol=1e-4)
+    close(got[1], X * 3)
+    close(got[2], np_stats(X.astype(np.float64)), rtol=1e-12)
+    # every worker process built one Jitted per function and compiled each block shape once
+    compiled = cluster_client.run(_compiled_signatures)
+    assert compiled and all(n <= 2 for counts in compiled.values() for n in counts)
+
+
+def _compiled_signatures():
+    from jitc.chunked.blocks import _REGISTRY
+
+    return [len(j._cache) for j in _REGISTRY.values()]
+
+
+def _slow(block):
+    time.sleep(0.3)
+    return block
+
+
+def test_a_worker_killed_mid_compute_still_gives_the_answer(cluster_client):
+    x = da.from_array(X, chunks=(32, 48)).map_blocks(_slow, meta=X[:0, :0])
+    future = cluster_client.compute(layernorm(x, G, B))
+    time.sleep(0.5)
+    victim = list(cluster_client.scheduler_info()["workers"])[0]
+    cluster_client.run(os._exit, 1, workers=[victim], on_error="ignore")
+    close(future.result(timeout=120), np_layernorm(X, G, B))
+
+
+def test_static_arguments_and_keywords_pass_through():
+    scale = jitc.jit(lambda x, k, *, shift: x * k + shift, static_argnums=1)
+    x = da.from_array(X, chunks=(64, 48))
+    close(threads(scale(x, 3, shift=x)), X * 3 + X)
