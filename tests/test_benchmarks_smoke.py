@@ -31,3 +31,11 @@ def test_workloads_run_under_numpy():
         for case in make(quick=True):
             out = case.run(case.fn, *case.args) if case.run else case.fn(*case.args)
             assert out is not None
+
+
+def test_dask_benchmark_quick():
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_dask", "--rows", "2048",
+                        "--chunk", "512", "--workers", "1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "| layernorm | 1 | 4 |" in p.stdout and "| softmax MLP | 1 | 4 |" in p.stdout

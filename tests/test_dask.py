@@ -225,3 +225,19 @@ def test_static_arguments_and_keywords_pass_through():
     scale = jitc.jit(lambda x, k, *, shift: x * k + shift, static_argnums=1)
     x = da.from_array(X, chunks=(64, 48))
     close(threads(scale(x, 3, shift=x)), X * 3 + X)
+
+
+def _kernel_threads():
+    import numba
+
+    from jitc.chunked.blocks import _share_of_the_machine
+
+    _share_of_the_machine()
+    return numba.get_num_threads()
+
+
+def test_workers_run_kernels_on_their_share_of_the_cores(cluster_client):
+    """Two single-threaded workers on one machine: jitc's kernels in each use one thread."""
+    workers = list(cluster_client.scheduler_info()["workers"])
+    futures = [cluster_client.submit(_kernel_threads, pure=False, workers=[w]) for w in workers]
+    assert cluster_client.gather(futures) == [1, 1]

@@ -50,9 +50,25 @@ class JittedRef:
 
 def run_block(ref, tree, *leaves):
     """One task: the jitted function on one block of every argument; its flat outputs."""
+    _share_of_the_machine()
     args, kwargs = unflatten(tree, leaves)
     out, _ = flatten(ref.jitted()(*args, **kwargs))
     return tuple(out)
+
+
+def _share_of_the_machine():
+    """In a dask.distributed worker, run jitc's kernels on as many threads as the worker was
+    given (LocalCluster splits the cores among its workers): several worker processes on
+    one machine each using every core would oversubscribe it."""
+    try:
+        from distributed import get_worker
+
+        n = get_worker().state.nthreads
+    except (ImportError, ValueError):  # not in a distributed worker
+        return
+    import numba
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
 
 
 def is_dask(x) -> bool:
