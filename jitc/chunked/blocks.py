@@ -1,9 +1,11 @@
-"""A jitted call on dask arrays as a dask graph: one task per block, each one call of the
-whole jitted function (all its fused kernels) on that block of every argument.
+"""A jitted call on dask arrays as a dask graph: per stage, one task per block running the
+stage's compiled program (all its fused kernels) on that block of every argument, and per
+cross-block reduction, tasks combining the blocks' partials.
 
-The tasks carry the user's function and its jit options, not compiled code: each worker
-process builds one Jitted per function (JittedRef) and compiles once per block shape,
-from jitc's persistent cache where another process already did.
+A task names its program by a small StageRef (the user's function, its jit options, the
+argument specs and the plan's chunking), kept once in the graph: each worker process
+traces and compiles each stage once per block shape, from jitc's persistent kernel cache
+where another process already did, and never ships compiled code.
 """
 
 from __future__ import annotations
@@ -15,45 +17,116 @@ from operator import getitem
 
 import numpy as np
 
-from jitc.chunked.partition import analyze, block_mismatch
+from jitc.chunked.partition import Partition, where
+from jitc.chunked.stages import Stages, combine
 from jitc.errors import UnsupportedError
 from jitc.pytree import flatten, unflatten
 from jitc.specs import ShapeDtype
-from jitc.tracing import _names
 
-_REGISTRY: dict = {}  # token -> the Jitted this process runs blocks with
-_REGISTRY_LOCK = threading.Lock()
+_JITTED: dict = {}  # JittedRef token -> the Jitted this process uses
+_PROGRAMS: dict = {}  # (StageRef token, stage, block extents) -> Compiled
+_LOCK = threading.Lock()
 
 
 class JittedRef:
-    """What a task says about the function: small to send, one Jitted per process."""
+    """The function as tasks carry it: small to send, one Jitted per process."""
 
     def __init__(self, jitted):
         self.token = jitted.__dict__.setdefault("_chunk_token", uuid.uuid4().hex)
         self.fun = jitted.fun
         self.options = dict(backend=jitted.backend, static_argnums=tuple(jitted._static_nums),
                             static_argnames=tuple(jitted._static_names))
-        _REGISTRY.setdefault(self.token, jitted)
+        _JITTED.setdefault(self.token, jitted)
 
     def __getstate__(self):
         return {"token": self.token, "fun": self.fun, "options": self.options}
 
     def jitted(self):
-        found = _REGISTRY.get(self.token)
+        found = _JITTED.get(self.token)
         if found is None:
             from jitc.api import Jitted
 
-            with _REGISTRY_LOCK:
-                found = _REGISTRY.setdefault(self.token, Jitted(self.fun, **self.options))
+            with _LOCK:
+                found = _JITTED.setdefault(self.token, Jitted(self.fun, **self.options))
         return found
 
 
-def run_block(ref, tree, *leaves):
-    """One task: the jitted function on one block of every argument; its flat outputs."""
+def is_dask(x) -> bool:
+    return type(x).__module__.startswith("dask.array")
+
+
+def _spec(x):
+    return ShapeDtype(x.shape, x.dtype) if is_dask(x) or isinstance(x, np.ndarray) else x
+
+
+class Analysis:
+    """The traced graph, its axis classes, which of them run block by block (with their
+    chunks) and its stages: everything about a call but the argument values."""
+
+    def __init__(self, jitted, spec_args, spec_kwargs, dask_chunks):
+        """`dask_chunks`: per dynamic leaf, its dask chunks or None."""
+        self.jitted = jitted
+        self.lowered = jitted.lower(*spec_args, **spec_kwargs)
+        n = len(self.lowered.arg_types)
+        self.part = Partition(self.lowered.graph, n)
+        params = self.lowered.graph.params
+        self.chunks = {}  # class root -> chunks, for classes that run block by block
+        for i, chunks in enumerate(dask_chunks):
+            for c, cs in zip(self.part.roots(params[i]), chunks or ()):
+                if len(cs) > 1 and c not in self.part.classes.whole:
+                    self.chunks.setdefault(c, cs)
+        self.stages = Stages(self.lowered.graph, self.part.cross_block(self.chunks))
+
+    def leaf_chunks(self, i):
+        """Leaf `i`'s chunks in the plan: the class's along block-by-block dims, else one."""
+        p = self.lowered.graph.params[i]
+        return tuple(self.chunks.get(c, (n,)) for c, n in zip(self.part.roots(p), p.shape))
+
+    def shape_of(self, extents):
+        """A node's shape in the block whose chunked classes have `extents`."""
+        def shape(node):
+            return tuple(extents.get(c, n) for c, n in zip(self.part.roots(node), node.shape))
+        return shape
+
+
+class StageRef:
+    """What a task needs to find (or build) its stage program in any process."""
+
+    def __init__(self, jitted, spec_args, spec_kwargs, dask_chunks):
+        self.token = uuid.uuid4().hex
+        self.ref = JittedRef(jitted)
+        self.specs = (spec_args, spec_kwargs, dask_chunks)
+
+    def analysis(self) -> Analysis:
+        found = _PROGRAMS.get(self.token)
+        if found is None:
+            found = _PROGRAMS.setdefault(self.token, Analysis(self.ref.jitted(), *self.specs))
+        return found
+
+    def program(self, k, extents):
+        key = (self.token, k, extents)
+        found = _PROGRAMS.get(key)
+        if found is None:
+            from jitc.api import Lowered
+
+            a = self.analysis()
+            graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))))
+            names = [f"%{p.id}" for p in graph.params]
+            lowered = Lowered(a.jitted, graph, flatten((tuple(names), {}))[1], names,
+                              [(p.shape, p.dtype, False) for p in graph.params],
+                              flatten(tuple(range(len(graph.outputs))))[1],
+                              [("graph", j, False) for j in range(len(graph.outputs))])
+            with _LOCK:
+                found = _PROGRAMS.setdefault(key, lowered.compile())
+        return found
+
+
+def run_stage(sref, k, extents, *inputs):
+    """One task: stage `k`'s program on one block; the values its blocks return."""
     _share_of_the_machine()
-    args, kwargs = unflatten(tree, leaves)
-    out, _ = flatten(ref.jitted()(*args, **kwargs))
-    return tuple(out)
+    program = sref.program(k, extents)
+    arrays = [np.asarray(x, dtype=t[1]) for x, t in zip(inputs, program.lowered.arg_types)]
+    return program.call_flat(arrays)
 
 
 def _share_of_the_machine():
@@ -71,82 +144,33 @@ def _share_of_the_machine():
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
 
 
-def is_dask(x) -> bool:
-    return type(x).__module__.startswith("dask.array")
-
-
 class Plan:
-    """How one call on dask arrays runs: which argument axes go chunk by chunk, which are
-    computed whole and why, and the dask graph that does it."""
+    """How one call on dask arrays runs: which argument axes go block by block, which are
+    computed whole and why, the cross-block reductions, and the dask graph that does it."""
 
     def __init__(self, jitted, args, kwargs):
+        from jitc.tracing import _names
+
         self.jitted = jitted
-        self.leaves, self.tree = flatten((args, kwargs))
         dyn, dyn_kw, _, static_nums = jitted._split(args, kwargs)
-        self.dyn_leaves = dyn_leaves = flatten((dyn, dyn_kw))[0]
-        names = _names(jitted, args, kwargs, static_nums)
-        self.leaf_index = {}  # id(array) -> its parameter in the trace
-        for i, leaf in enumerate(dyn_leaves):
-            self.leaf_index.setdefault(id(leaf), i)
+        self.leaves = flatten((dyn, dyn_kw))[0]
+        self.names = _names(jitted, args, kwargs, static_nums)
+        for leaf, name in zip(self.leaves, self.names):
             if is_dask(leaf) and any(np.isnan(c) for cs in leaf.chunks for c in cs):
-                raise UnsupportedError(f"{jitted.__name__}: argument {names[i]!r} is a dask "
+                raise UnsupportedError(f"{jitted.__name__}: argument {name!r} is a dask "
                                        "array of unknown chunk sizes; call "
                                        ".compute_chunk_sizes() on it first")
-        self.lowered = jitted.lower(*_specs(args), **_specs(kwargs))
+        spec_args = tuple(unflatten(t, [_spec(x) for x in ls])
+                          for ls, t in map(flatten, args))
+        spec_kwargs = {k: unflatten(t, [_spec(x) for x in ls])
+                       for k, (ls, t) in ((k, flatten(v)) for k, v in kwargs.items())}
+        dask_chunks = [x.chunks if is_dask(x) else None for x in self.leaves]
+        self.sref = StageRef(jitted, spec_args, spec_kwargs, dask_chunks)
+        self.a = self.sref.analysis()
         self._refuse_writes()
-        self.classes, self.states = analyze(self.lowered.graph, len(dyn_leaves))
-        self.dask_leaves = [(i, x) for i, x in enumerate(self.leaves) if is_dask(x)]
-        self.chunks = self._class_chunks()
-        self._check_blocks()
-
-    # -- which classes run chunk by chunk
-    def _dims(self, leaf):
-        p = self.lowered.graph.params[self.leaf_index[id(leaf)]]
-        return [self.classes.find(s) if isinstance(s, int) else None
-                for s in self.states[p.id]]
-
-    def _class_chunks(self) -> dict:
-        """class root -> its chunks, for every unbroken class some dask argument splits."""
-        chunks = {}
-        for _, x in self.dask_leaves:
-            for d, c in enumerate(self._dims(x)):
-                if c is not None and len(x.chunks[d]) > 1 and not self.classes.is_broken(c):
-                    chunks.setdefault(c, x.chunks[d])
-        return chunks
-
-    def _check_blocks(self):
-        """Trace the function at every distinct block shape; a class whose blocks trace to
-        another program than the whole runs whole."""
-        while self.chunks:
-            roots = list(self.chunks)
-            for extents in itertools.product(*(sorted(set(self.chunks[c])) for c in roots)):
-                sizes = {c: (sum(self.chunks[c]), n) for c, n in zip(roots, extents)}
-                why = self._block_mismatch(sizes)
-                if why:
-                    for c in roots:
-                        self.classes.brk(c, why)
-                    self.chunks = self._class_chunks()
-                    break
-            else:
-                return
-
-    def _block_mismatch(self, sizes):
-        def block_spec(x):
-            if not (is_dask(x) or isinstance(x, np.ndarray) and id(x) in self.leaf_index):
-                return x
-            shape = [sizes[c][1] if c in sizes else n for c, n in zip(self._dims(x), x.shape)]
-            return ShapeDtype(tuple(shape), x.dtype)
-
-        args, kwargs = unflatten(self.tree, [block_spec(x) for x in self.leaves])
-        try:
-            block = self.jitted.lower(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001 - any failure means: not by blocks
-            return f"tracing a block failed ({type(e).__name__}: {e})"
-        return block_mismatch(self.lowered.graph, block.graph, self.states, self.classes,
-                              sizes)
 
     def _refuse_writes(self):
-        if self.lowered.writebacks:
+        if self.a.lowered.writebacks:
             raise UnsupportedError(
                 f"{self.jitted.__name__}: called with dask arrays, the function writes "
                 "into an argument or captured array; dask arrays are immutable and a write "
@@ -155,115 +179,154 @@ class Plan:
     # -- what it says
     def as_text(self) -> str:
         """The partition plan, then the traced graph."""
-        names = self.lowered.arg_names
-        grid = 1
+        a, cls = self.a, self.a.part.classes
+        params = a.lowered.graph.params
         lines = [f"partition plan of {self.jitted.__name__} on dask arrays:"]
-        for _, x in self.dask_leaves:
-            name = names[self.leaf_index[id(x)]]
-            for d, c in enumerate(self._dims(x)):
+        for i, x in enumerate(self.leaves):
+            if not is_dask(x):
+                continue
+            for d, c in enumerate(a.part.roots(params[i])):
                 n = len(x.chunks[d])
-                if c in self.chunks:
-                    lines.append(f"  {name} axis {d}: {len(self.chunks[c])} chunks, chunk by "
-                                 "chunk" + (f" (rechunked from {n})" if
-                                            x.chunks[d] != self.chunks[c] else ""))
+                if c in a.chunks:
+                    lines.append(f"  {self.names[i]} axis {d}: {len(a.chunks[c])} chunks, block "
+                                 "by block" + (f" (rechunked from {n})"
+                                               if x.chunks[d] != a.chunks[c] else ""))
                 elif n > 1:
-                    why = self.classes.reason(c) if c is not None else None
-                    lines.append(f"  {name} axis {d}: rechunked from {n} chunks to one: "
-                                 f"{why or 'its values are combined with unchunked ones'}")
-        for c in self.chunks:
-            grid *= len(self.chunks[c])
-        lines.append(f"  {grid} task{'s' * (grid != 1)}, each one call of "
-                     f"{self.jitted.__name__} (all its fused kernels) on one block")
-        return "\n".join(lines) + "\n\n" + self.lowered.as_text()
+                    lines.append(f"  {self.names[i]} axis {d}: rechunked from {n} chunks to "
+                                 f"one: {cls.reason(c)}")
+        nodes = {n.id: n for n in a.lowered.graph.nodes}
+        for nid, (kind, over) in a.stages.cross.items():
+            blocks = int(np.prod([len(a.chunks[c]) for c in over]))
+            lines.append(f"  {where(nodes[nid])}: partial {kind} per block, combined across "
+                         f"{blocks} blocks")
+        grid = int(np.prod([len(c) for c in a.chunks.values()]))
+        lines.append(f"  {len(a.stages.returns)} stage(s) of {grid} task(s) each, every task "
+                     "one compiled program (all its fused kernels) on one block")
+        return "\n".join(lines) + "\n\n" + a.lowered.as_text()
 
     def rechunked(self) -> list[str]:
         """The plan's lines about axes computed whole though dask split them."""
         return [line.strip() for line in self.as_text().splitlines() if "rechunked" in line]
 
     # -- the dask graph
-    def build(self):
+    def build(self, leaves):
+        """The dask graph of this call on `leaves` (this signature's dynamic leaves; their
+        values may differ from the ones the plan was made with)."""
         import dask.array as da
         from dask.highlevelgraph import HighLevelGraph
 
-        roots = list(self.chunks)
+        a = self.a
+        roots = list(a.chunks)
         pos = {c: k for k, c in enumerate(roots)}
-        grid = [len(self.chunks[c]) for c in roots]
+        grid = [len(a.chunks[c]) for c in roots]
         name = f"jitc-{self.jitted.__name__}-{uuid.uuid4().hex[:12]}"
-        layers, deps, arg_keys = {}, [], []
-        for leaf in self.leaves:
-            if is_dask(leaf) or (isinstance(leaf, np.ndarray) and any(
-                    c in pos for c in self._dims(leaf))):
-                arr = self._blocked(leaf, da)
+        ref_key = f"{name}-program"
+        tasks, deps = {ref_key: self.sref}, []
+        params = a.lowered.graph.params
+        captured = [place.get() for place, _ in a.lowered.captured]
+        inputs = []  # per parameter: (key, grid position per dim) or (None, value)
+        for i, leaf in enumerate(list(leaves) + captured):
+            dims = [pos.get(c) for c in a.part.roots(params[i])]
+            if any(p is not None for p in dims):
+                arr = self._blocked(i, leaf, da)
                 deps.append(arr)
-                arg_keys.append((arr.name, [pos.get(c) for c in self._dims(leaf)]))
-            elif isinstance(leaf, np.ndarray) and leaf.size > 1:
-                key = f"jitc-arg-{uuid.uuid4().hex[:12]}"
-                layers[key] = leaf  # one copy in the graph, not one per task
-                arg_keys.append((key, None))
+                inputs.append((arr.name, dims))
+            elif isinstance(leaf, np.ndarray) or is_dask(leaf):
+                key = f"{name}-arg{i}"
+                tasks[key] = leaf  # one copy in the graph, not one per task
+                if is_dask(leaf):
+                    arr = leaf.rechunk(leaf.shape)
+                    deps.append(arr)
+                    tasks[key] = (getitem, (arr.name,) + (0,) * leaf.ndim, ())
+                inputs.append((key, None))
             else:
-                arg_keys.append((None, leaf))
-        tasks = {}
-        ref = JittedRef(self.jitted)
-        for g in itertools.product(*(range(n) for n in grid)):
-            args = []
-            for key, dims in arg_keys:
-                if key is None:
-                    args.append(dims)
-                elif dims is None:
-                    args.append(key)
-                else:
-                    args.append((key, *[0 if p is None else g[p] for p in dims]))
-            tasks[(name, *g)] = (run_block, ref, self.tree, *args)
-        tasks.update(layers)
+                inputs.append((None, leaf))
+        blocks = list(itertools.product(*(range(n) for n in grid)))
+        combined = {}  # reduction node id -> key prefix of its combined blocks
+        for k, returns in enumerate(a.stages.returns):
+            stage = f"{name}-s{k}"
+            reads = a.stages.inputs(k)
+            for g in blocks:
+                args = [_ref(key, dims, g) for key, dims in inputs]
+                args += [(combined[n.id], *self._sub(n, g, pos)) for n in reads]
+                extents = tuple(a.chunks[c][g[pos[c]]] for c in roots)
+                tasks[(stage, *g)] = (run_stage, ref_key, k, extents, *args)
+            for j, n in enumerate(returns):
+                if n.id in a.stages.cross:
+                    combined[n.id] = self._combine(n, j, stage, blocks, pos, tasks)
         base = HighLevelGraph.from_collections(name, tasks, dependencies=deps)
         results = []
-        for j, spec in enumerate(self.lowered.out_specs):
-            out = self._output(j, spec, name, pos, grid)
-            if isinstance(out, tuple):  # one layer per result, reading the blocks' tasks
+        for spec in a.lowered.out_specs:
+            out = self._output(spec, leaves, name, combined, blocks, pos)
+            if isinstance(out, tuple):  # one layer per result, reading the internal tasks
                 key, out_tasks, chunks, dtype = out
                 graph = HighLevelGraph({**base.layers, key: out_tasks},
                                        {**base.dependencies, key: {name}})
-                out = da.Array(graph, key, chunks=chunks, meta=np.empty((0,) * len(chunks),
-                                                                        dtype))
+                out = da.Array(graph, key, chunks=chunks,
+                               meta=np.empty((0,) * len(chunks), dtype))
             results.append(out)
-        return unflatten(self.lowered.out_tree, results)
+        return unflatten(a.lowered.out_tree, results)
 
-    def _blocked(self, leaf, da):
-        """The argument as a dask array chunked by the plan: the class's chunks along
-        chunk-by-chunk axes, one chunk along every other axis."""
-        dims = self._dims(leaf)
-        chunks = tuple(self.chunks[c] if c in self.chunks else (n,)
-                       for c, n in zip(dims, leaf.shape))
+    def _sub(self, node, g, pos):
+        """Block `g`'s position in `node`'s own grid (its block-by-block dims)."""
+        return [g[pos[c]] if c in pos else 0 for c in self.a.part.roots(node)]
+
+    def _combine(self, node, j, stage, blocks, pos, tasks):
+        """Tasks combining reduction `node`'s partials (item `j` of stage's blocks) across
+        the blocks of the classes it reduces; the key prefix of the combined blocks."""
+        kind, _ = self.a.stages.cross[node.id]
+        key = f"{stage}-combine{node.id}"
+        reads = {c for o in node.operands for c in self.a.part.roots(o)}
+        groups: dict = {}
+        for g in blocks:
+            if any(g[p] for c, p in pos.items() if c not in reads):
+                continue  # a grid axis the reduction does not read: block 0 has it
+            groups.setdefault(tuple(self._sub(node, g, pos)), []).append(
+                (getitem, (stage, *g), j))
+        for sub, parts in groups.items():
+            tasks[(key, *sub)] = (combine, kind, *parts)
+        return key
+
+    def _blocked(self, i, leaf, da):
+        """Parameter `i` as a dask array chunked by the plan."""
+        chunks = self.a.leaf_chunks(i) if i < len(self.a.lowered.arg_types) else tuple(
+            (n,) for n in leaf.shape)
         if is_dask(leaf):
             return leaf if leaf.chunks == chunks else leaf.rechunk(chunks)
         return da.from_array(leaf, chunks=chunks)
 
-    def _output(self, j, spec, name, pos, grid):
-        """Output leaf `j`: a static value, an argument, or (name, tasks, chunks, dtype) of
-        the dask array whose blocks are item `j` of the blocks' results."""
-        kind = spec[0]
-        if kind == "static":
+    def _output(self, spec, leaves, name, combined, blocks, pos):
+        """One output leaf: a static value, an argument, or (key, tasks, chunks, dtype) of
+        a dask array over the internal tasks."""
+        a = self.a
+        if spec[0] == "static":
             return spec[1]
-        if kind == "arg":
+        if spec[0] == "arg":
             if spec[2]:
                 raise UnsupportedError(f"{self.jitted.__name__}: returns a view of an "
                                        "argument; with dask arrays return a new array")
-            return self.dyn_leaves[spec[1]]
-        node = self.lowered.graph.outputs[spec[1]]
-        dims = [self.classes.find(s) if isinstance(s, int) else None
-                for s in self.states[node.id]]
-        live = [pos.get(c) for c in dims]
-        key, tasks = f"{name}-out{j}", {}
-        for g in itertools.product(*(range(n) for n in grid)):
-            if any(g[k] for k in range(len(grid)) if k not in live):
-                continue  # the output does not vary along that grid axis: block 0 has it
-            tasks[(key, *[0 if p is None else g[p] for p in live])] = (getitem, (name, *g), j)
-        chunks = tuple(self.chunks[c] if c in self.chunks else (n,)
-                       for c, n in zip(dims, node.shape))
+            return leaves[spec[1]]
+        node = a.lowered.graph.outputs[spec[1]]
+        key, tasks = f"{name}-out{spec[1]}", {}
+        roots = a.part.roots(node)
+        if node.id in a.stages.cross:
+            sub_keys = {tuple(self._sub(node, g, pos)) for g in blocks}
+            for sub in sub_keys:
+                tasks[(key, *sub)] = (combined[node.id], *sub)
+        else:
+            k = a.stages.stage[node.id]
+            j = a.stages.returns[k].index(node)
+            for g in blocks:
+                if any(g[p] for c, p in pos.items() if c not in roots):
+                    continue  # the output does not vary along that grid axis: block 0 has it
+                tasks[(key, *self._sub(node, g, pos))] = (getitem, (f"{name}-s{k}", *g), j)
+        chunks = tuple(a.chunks.get(c, (n,)) for c, n in zip(roots, node.shape))
         return key, tasks, chunks, node.dtype
 
 
-def _specs(tree):
-    """`tree` with every dask array replaced by its ShapeDtype."""
-    leaves, t = flatten(tree)
-    return unflatten(t, [ShapeDtype(x.shape, x.dtype) if is_dask(x) else x for x in leaves])
+def _ref(key, dims, g):
+    if key is None:
+        return dims  # a Python value, passed as it is
+    if dims is None:
+        return key
+    return (key, *[0 if p is None else g[p] for p in dims])

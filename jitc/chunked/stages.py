@@ -1,0 +1,101 @@
+"""The traced graph cut at its cross-block reductions into stages, and each stage as a
+program over one block.
+
+Stage 0 computes everything that needs only the arguments; a reduction over a chunked axis
+ends a stage: each block computes its partial, the partials are combined across blocks,
+and the next stage reads the combined value (block by block along the axes it kept).
+Layernorm's mean is stage 0's, its variance stage 1's, its output stage 2's: each stage
+reads its block of x again rather than keeping intermediates, as NumPy's passes do.
+
+A stage's program is the whole graph's nodes with chunked dims at the block's extents, so
+constants the trace baked from whole shapes (a mean's 1/N) keep their whole meaning.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from jitc.chunked.partition import COMBINE
+from jitc.ir import Graph
+
+# Attributes that restate a node's own shape.
+_SHAPE_ATTRS = {"broadcast_in_dim": "shape", "iota": "shape", "reshape": "new_sizes"}
+
+
+class Stages:
+    """Which stage computes each node, given the cross-block reductions `cross` (node id
+    -> (kind, classes)), and what each stage returns."""
+
+    def __init__(self, graph, cross: dict):
+        self.graph, self.cross = graph, cross
+        self.stage: dict[int, int] = {p.id: 0 for p in graph.params}
+        for n in graph.nodes:
+            if n.op != "parameter":
+                self.stage[n.id] = max((self.stage[o.id] + (o.id in cross)
+                                        for o in n.operands), default=0)
+        finals = [o for o in graph.outputs if o.id not in cross]
+        last = max([self.stage[o.id] for o in finals] + [self.stage[c] for c in cross] + [0])
+        # per stage: the nodes its blocks return (partials of its reductions, then results)
+        self.returns = [[n for n in graph.nodes if n.id in cross and self.stage[n.id] == k]
+                        + [o for o in dict.fromkeys(finals) if self.stage[o.id] == k]
+                        for k in range(last + 1)]
+
+    def inputs(self, k: int) -> list:
+        """The cross-block reductions of earlier stages that stage `k` reads."""
+        needed, seen = [], set()
+        stack = list(self.returns[k])
+        while stack:
+            n = stack.pop()
+            if n.id in seen:
+                continue
+            seen.add(n.id)
+            if n.id in self.cross and self.stage[n.id] < k:
+                needed.append(n)
+                continue
+            stack.extend(n.operands)
+        return sorted(needed, key=lambda n: n.id)
+
+    def program(self, k: int, shape_of) -> Graph:
+        """Stage `k` over one block: parameters are the graph's parameters, then the
+        combined reductions it reads; `shape_of(node)` is a node's shape in the block."""
+        g = Graph(f"{self.graph.name}_stage{k}")
+        mapped = {}
+        for p in self.graph.params:
+            mapped[p.id] = g.add_parameter(shape_of(p), p.dtype, p.loc)
+        inputs = self.inputs(k)
+        for n in inputs:
+            mapped[n.id] = g.add_parameter(shape_of(n), n.dtype, n.loc)
+        live = _live(self.returns[k], stop={n.id for n in inputs})
+        for n in self.graph.nodes:
+            if n.id in mapped or n.id not in live:
+                continue
+            attrs = dict(n.attrs)
+            shape = shape_of(n)
+            if n.op in _SHAPE_ATTRS:
+                attrs[_SHAPE_ATTRS[n.op]] = tuple(shape)
+            elif n.op == "slice":  # full along chunked dims (else pinned): the block's extent
+                operand, whole = shape_of(n.operands[0]), n.operands[0].shape
+                attrs["limit"] = tuple(m if lim == w else lim for lim, m, w in
+                                       zip(attrs["limit"], operand, whole))
+            mapped[n.id] = g.add(n.op, [mapped[o.id] for o in n.operands], attrs, shape,
+                                 n.dtype, n.loc)
+        g.outputs = [mapped[n.id] for n in self.returns[k]]
+        return g
+
+
+def _live(outputs, stop) -> set:
+    seen, stack = set(), list(outputs)
+    while stack:
+        n = stack.pop()
+        if n.id not in seen:
+            seen.add(n.id)
+            if n.id not in stop:
+                stack.extend(n.operands)
+    return seen
+
+
+def combine(kind, *partials):
+    """A reduction's value from its blocks' partials (NumPy's own add, max, ...)."""
+    return np.asarray(functools.reduce(COMBINE[kind], partials))
