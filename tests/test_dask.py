@@ -123,11 +123,34 @@ def test_matmul_rows_chunked_and_contraction_chunked(chunks):
 def test_stencil_with_roll_along_a_chunked_axis():
     u = da.from_array(X, chunks=(64, 16))
     plan = stencil.lower(u)
-    (line,) = plan.rechunked()
-    assert line.startswith("u axis 0: rechunked from 4 chunks to one: concatenate at ")
-    assert "test_dask.py:48 joins along it" in line
-    assert "u axis 1: 3 chunks, block by block" in plan.as_text()
+    assert plan.rechunked() == []
+    assert "u axis 0: 4 chunks, block by block, with a halo of 1 for np.roll" in plan.as_text()
     close(threads(stencil(u)), np_stencil(X))
+
+
+def np_rolls(u, v):
+    lap = (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -3, 1)
+           - 4 * u)
+    return lap * v, (lap ** 2).sum(axis=0), np.roll(u * 2, 1, axis=0)
+
+
+rolls = jitc.jit(np_rolls)
+
+
+@pytest.mark.parametrize("chunks", [(20, 30), (20, 10), (7, 7), (50, 4)])
+def test_rolls_along_both_axes_with_halos_and_uneven_edges(chunks):
+    """Halos wrap around (np.roll is periodic); a roll of a computed value, or one wider
+    than the smallest chunk, runs that axis whole."""
+    u0 = RNG.standard_normal((50, 30))
+    v0 = RNG.standard_normal((50, 30))
+    u, v = da.from_array(u0, chunks=chunks), da.from_array(v0, chunks=chunks)
+    close(threads(rolls(u, v)), np_rolls(u0, v0), rtol=1e-12)
+    text = rolls.lower(u, v).as_text()
+    assert ("u axis 0: rechunked" in text) == (chunks[0] < 50)  # np.roll(u * 2)
+    if chunks == (20, 10):
+        assert "u axis 1: 3 chunks, block by block, with a halo of 3 for np.roll" in text
+    if chunks == (50, 4):
+        assert "u axis 1: rechunked from 8 chunks to one: a roll by 3 needs more than" in text
 
 
 def test_mixed_numpy_and_dask_arguments_and_pytree_outputs():
@@ -304,3 +327,13 @@ def test_repeated_calls_reuse_the_plan_and_programs():
     close(threads(f(x, G, B)), np_layernorm(X, G, B))
     close(threads(f(x, G * 2, B)), np_layernorm(X, G * 2, B))
     assert len(f._chunk_plans) == 1
+
+
+def test_jitc_log_says_which_axes_are_rechunked(caplog):
+    x = da.from_array(X, chunks=(64, 48))
+    f = jitc.jit(np_rolls)
+    with caplog.at_level("INFO", logger="jitc"):
+        f(x, x)
+    got = [r.getMessage() for r in caplog.records if "on dask arrays" in r.getMessage()]
+    assert got == [f"np_rolls on dask arrays: {a} axis 0: rechunked from 4 chunks to one: "
+                   f"slice at {__file__}:134 takes part of it" for a in "uv"]

@@ -75,6 +75,13 @@ class Analysis:
             for c, cs in zip(self.part.roots(params[i]), chunks or ()):
                 if len(cs) > 1 and c not in self.part.classes.whole:
                     self.chunks.setdefault(c, cs)
+        # rolls along a chunked class read a halo of their neighbours' edges
+        self.halos = {c: h for c, h in self.part.halos().items() if c in self.chunks}
+        for c, h in list(self.halos.items()):
+            if h > min(self.chunks[c]):
+                self.part.classes.pin(c, f"a roll by {h} needs more than its smallest "
+                                         f"chunk ({min(self.chunks[c])}) from a neighbour")
+                del self.halos[c], self.chunks[c]
         self.stages = Stages(self.lowered.graph, self.part.cross_block(self.chunks))
 
     def leaf_chunks(self, i):
@@ -110,7 +117,8 @@ class StageRef:
             from jitc.api import Lowered
 
             a = self.analysis()
-            graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))))
+            graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))), a.part,
+                                     a.halos)
             names = [f"%{p.id}" for p in graph.params]
             lowered = Lowered(a.jitted, graph, flatten((tuple(names), {}))[1], names,
                               [(p.shape, p.dtype, False) for p in graph.params],
@@ -168,6 +176,10 @@ class Plan:
         self.sref = StageRef(jitted, spec_args, spec_kwargs, dask_chunks)
         self.a = self.sref.analysis()
         self._refuse_writes()
+        from jitc.api import log
+
+        for line in self.rechunked():  # JITC_LOG=compiles says where dask's split is undone
+            log.info("%s on dask arrays: %s", jitted.__name__, line)
 
     def _refuse_writes(self):
         if self.a.lowered.writebacks:
@@ -188,9 +200,10 @@ class Plan:
             for d, c in enumerate(a.part.roots(params[i])):
                 n = len(x.chunks[d])
                 if c in a.chunks:
+                    halo = f", with a halo of {a.halos[c]} for np.roll" if c in a.halos else ""
                     lines.append(f"  {self.names[i]} axis {d}: {len(a.chunks[c])} chunks, block "
-                                 "by block" + (f" (rechunked from {n})"
-                                               if x.chunks[d] != a.chunks[c] else ""))
+                                 f"by block{halo}" + (f" (rechunked from {n})"
+                                                      if x.chunks[d] != a.chunks[c] else ""))
                 elif n > 1:
                     lines.append(f"  {self.names[i]} axis {d}: rechunked from {n} chunks to "
                                  f"one: {cls.reason(c)}")
@@ -291,9 +304,14 @@ class Plan:
         """Parameter `i` as a dask array chunked by the plan."""
         chunks = self.a.leaf_chunks(i) if i < len(self.a.lowered.arg_types) else tuple(
             (n,) for n in leaf.shape)
-        if is_dask(leaf):
-            return leaf if leaf.chunks == chunks else leaf.rechunk(chunks)
-        return da.from_array(leaf, chunks=chunks)
+        arr = leaf if is_dask(leaf) else da.from_array(leaf, chunks=chunks)
+        if arr.chunks != chunks:
+            arr = arr.rechunk(chunks)
+        depth = {d: self.a.halos[c] for d, c in enumerate(self.a.part.roots(
+            self.a.lowered.graph.params[i])) if c in self.a.halos}
+        if depth:  # np.roll wraps around the whole array: the halo is periodic
+            arr = da.overlap.overlap(arr, depth=depth, boundary={d: "periodic" for d in depth})
+        return arr
 
     def _output(self, spec, leaves, name, combined, blocks, pos):
         """One output leaf: a static value, an argument, or (key, tasks, chunks, dtype) of

@@ -74,6 +74,10 @@ class Partition:
         self.dims: dict[int, tuple] = {}  # node id -> class per dim
         # node id -> (kind, the classes it reduces over) for every reduce and contraction
         self.reductions: dict[int, tuple] = {}
+        # node id -> (parameter, axis, shift) for every np.roll of an argument, and the
+        # halo each class needs for them (class -> depth; resolve with find)
+        self.rolls, self._roll_parts = _rolls(graph)
+        self.halo_of: dict[int, int] = {}
         for i, p in enumerate(graph.params):
             why = None if i < leaf_count else f"the captured array {where(p)} is not chunked"
             self.dims[p.id] = tuple(self._fresh(n, why) for n in p.shape)
@@ -95,6 +99,13 @@ class Partition:
 
     def _propagate(self, node, operands):
         op, a, cls = node.op, node.attrs, self.classes
+        if node.id in self.rolls:  # a shifted copy: blocks read their neighbours' edges
+            param, axis, shift = self.rolls[node.id]
+            c = cls.find(self.dims[param.id][axis])
+            self.halo_of[c] = max(self.halo_of.get(c, 0), abs(shift))
+            return self.dims[param.id]
+        if node.id in self._roll_parts:
+            return operands[0]  # read only by its roll, which reads the argument itself
         if op in ops.ELEMENTWISE:
             same = [s for s in operands if len(s) == node.ndim]
             return tuple(self._same(node, [s[d] for s in same]) for d in range(node.ndim))
@@ -189,6 +200,14 @@ class Partition:
                 seen.add(root)
 
     # -- queries, once the chunked classes are known
+    def halos(self) -> dict:
+        """class root -> the halo depth its rolls need."""
+        out: dict = {}
+        for c, depth in self.halo_of.items():
+            root = self.classes.find(c)
+            out[root] = max(out.get(root, 0), depth)
+        return out
+
     def roots(self, node) -> list[int]:
         return [self.classes.find(c) for c in self.dims[node.id]]
 
@@ -202,3 +221,34 @@ class Partition:
             if over:
                 out[nid] = (kind, tuple(over))
         return out
+
+
+def _rolls(graph):
+    """np.roll of an argument along one axis, as the tracer writes it: the concatenation
+    of its last `shift` and first N - shift positions. (node id -> (parameter, axis,
+    shift in -N/2..N/2), ids of the slices only such rolls read)."""
+    users = graph.users()
+    rolls = {}
+    for n in graph.nodes:
+        if n.op != "concatenate" or len(n.operands) != 2:
+            continue
+        first, second = n.operands
+        src, axis = first.operands[0] if first.op == "slice" else None, n.attrs["dimension"]
+        if src is None or src.op != "parameter" or second.op != "slice" \
+                or second.operands[0] is not src:
+            continue
+        size = src.shape[axis]
+        spans = [tuple(zip(s.attrs["start"], s.attrs["limit"], s.attrs["stride"]))
+                 for s in (first, second)]
+        others = all(span[d] == (0, m, 1) for span in spans for d, m in enumerate(src.shape)
+                     if d != axis)
+        shift = size - spans[0][axis][0]
+        if others and spans[0][axis] == (size - shift, size, 1) \
+                and spans[1][axis] == (0, size - shift, 1):
+            rolls[n] = (src, axis, shift if 2 * shift <= size else shift - size)
+    # a slice something else reads pins its axis as slices do, and so that roll is none
+    outputs = set(graph.outputs)
+    parts = {s for r in rolls for s in r.operands
+             if s not in outputs and all(u in rolls for u in users[s])}
+    rolls = {r.id: v for r, v in rolls.items() if all(o in parts for o in r.operands)}
+    return rolls, {s.id for s in parts}

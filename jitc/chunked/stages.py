@@ -57,22 +57,39 @@ class Stages:
             stack.extend(n.operands)
         return sorted(needed, key=lambda n: n.id)
 
-    def program(self, k: int, shape_of) -> Graph:
+    def program(self, k: int, shape_of, part, halos) -> Graph:
         """Stage `k` over one block: parameters are the graph's parameters, then the
-        combined reductions it reads; `shape_of(node)` is a node's shape in the block."""
+        combined reductions it reads; `shape_of(node)` is a node's shape in the block.
+        An argument with a halo (class root -> depth in `halos`, for its np.rolls) comes
+        extended by the halo on both sides: a roll reads its shifted window, every other
+        use the block itself."""
         g = Graph(f"{self.graph.name}_stage{k}")
-        mapped = {}
+        mapped, extended = {}, {}
         for p in self.graph.params:
-            mapped[p.id] = g.add_parameter(shape_of(p), p.dtype, p.loc)
+            depth = [halos.get(c, 0) for c in part.roots(p)]
+            shape = shape_of(p)
+            mapped[p.id] = g.add_parameter([n + 2 * h for n, h in zip(shape, depth)],
+                                           p.dtype, p.loc)
+            if any(depth):
+                extended[p.id] = mapped[p.id], depth
+                mapped[p.id] = _window(g, mapped[p.id], depth, shape, [0] * len(shape))
         inputs = self.inputs(k)
         for n in inputs:
             mapped[n.id] = g.add_parameter(shape_of(n), n.dtype, n.loc)
-        live = _live(self.returns[k], stop={n.id for n in inputs})
+        windows = {r for r, (p, axis, _) in part.rolls.items() if part.roots(p)[axis] in halos}
+        live = _live(self.returns[k], stop={n.id for n in inputs} | windows)
         for n in self.graph.nodes:
             if n.id in mapped or n.id not in live:
                 continue
-            attrs = dict(n.attrs)
             shape = shape_of(n)
+            if n.id in windows:
+                param, axis, shift = part.rolls[n.id]
+                base, depth = extended[param.id]
+                offset = [0] * len(shape)
+                offset[axis] = -shift
+                mapped[n.id] = _window(g, base, depth, shape, offset)
+                continue
+            attrs = dict(n.attrs)
             if n.op in _SHAPE_ATTRS:
                 attrs[_SHAPE_ATTRS[n.op]] = tuple(shape)
             elif n.op == "slice":  # full along chunked dims (else pinned): the block's extent
@@ -83,6 +100,14 @@ class Stages:
                                  n.dtype, n.loc)
         g.outputs = [mapped[n.id] for n in self.returns[k]]
         return g
+
+
+def _window(g, base, depth, shape, offset):
+    """The block-sized window of an extended block `base`, shifted by `offset`."""
+    start = [h + o for h, o in zip(depth, offset)]
+    return g.add("slice", [base], {"start": tuple(start),
+                                   "limit": tuple(s + n for s, n in zip(start, shape)),
+                                   "stride": (1,) * len(shape)}, shape, base.dtype, base.loc)
 
 
 def _live(outputs, stop) -> set:
