@@ -338,3 +338,21 @@ def test_jitc_log_says_which_axes_are_rechunked(caplog):
     assert got == [f"np_rolls on dask arrays: {a} axis 0: rechunked from 4 chunks to one: "
                    f"slice at {__file__}:{np_rolls.__code__.co_firstlineno + 3} takes part of it"
                    for a in "uv"]
+
+
+def test_many_partials_combine_in_a_tree_and_tasks_stay_small():
+    """40 row blocks: no combine task reads more than SPLIT_EVERY partials; the graph
+    holds the program reference once, and it pickles small (no compiled code)."""
+    import cloudpickle
+
+    from jitc.chunked.blocks import SPLIT_EVERY, StageRef
+
+    x = da.from_array(X.astype(np.float64), chunks=(5, 48))
+    y = stats(x)
+    close(threads(y), np_stats(X.astype(np.float64)), rtol=1e-12)
+    graph = dict(y[0].__dask_graph__())
+    combines = [t for t in graph.values() if isinstance(t, tuple) and t and
+                getattr(t[0], "__name__", "") == "combine"]
+    assert combines and max(len(t) - 2 for t in combines) <= SPLIT_EVERY
+    refs = [v for v in graph.values() if isinstance(v, StageRef)]
+    assert len(refs) == 1 and len(cloudpickle.dumps(refs[0])) < 8000

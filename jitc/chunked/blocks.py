@@ -26,6 +26,7 @@ from jitc.specs import ShapeDtype
 _JITTED: dict = {}  # JittedRef token -> the Jitted this process uses
 _PROGRAMS: dict = {}  # (StageRef token, stage, block extents) -> Compiled
 _LOCK = threading.Lock()
+SPLIT_EVERY = 8  # partials a combine task reads at most
 
 
 class JittedRef:
@@ -297,6 +298,12 @@ class Plan:
             groups.setdefault(tuple(self._sub(node, g, pos)), []).append(
                 (getitem, (stage, *g), j))
         for sub, parts in groups.items():
+            level = 0
+            while len(parts) > SPLIT_EVERY:  # a tree, as dask's reductions: no task reads all
+                parts = [_task(tasks, (f"{key}-tree{level}", *sub, i), combine, kind,
+                               *parts[i * SPLIT_EVERY:(i + 1) * SPLIT_EVERY])
+                         for i in range(-(-len(parts) // SPLIT_EVERY))]
+                level += 1
             tasks[(key, *sub)] = (combine, kind, *parts)
         return key
 
@@ -340,6 +347,11 @@ class Plan:
                 tasks[(key, *self._sub(node, g, pos))] = (getitem, (f"{name}-s{k}", *g), j)
         chunks = tuple(a.chunks.get(c, (n,)) for c, n in zip(roots, node.shape))
         return key, tasks, chunks, node.dtype
+
+
+def _task(tasks, key, *task):
+    tasks[key] = task
+    return key
 
 
 def _ref(key, dims, g):
