@@ -64,6 +64,43 @@ def _time(fn, x, rest):
     return statistics.median(times)
 
 
+def task_overhead(n=400) -> float:
+    """Seconds per task the cluster spends on tasks that do nothing (scheduler, transfer
+    of tiny results): the floor a chunk's work must stay well above."""
+    import dask.array as da
+
+    y = da.zeros(n, chunks=1).map_blocks(np.negative, dtype=np.float64).sum(split_every=32)
+    tasks = len(y.__dask_graph__())
+    y.compute()
+    times = []
+    for _ in range(REPEATS):
+        t = time.perf_counter()
+        y.compute()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) / tasks
+
+
+def chunk_seconds(chunk) -> float:
+    """One thread's time for jitc's layernorm on one chunk, in this process."""
+    import numba
+
+    x = np.random.default_rng(0).standard_normal((chunk, COLS), dtype=np.float32)
+    g = b = np.ones(COLS, np.float32)
+    f = jitc.jit(layernorm)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        f(x, g, b)
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            f(x, g, b)
+            times.append(time.perf_counter() - t)
+    finally:
+        numba.set_num_threads(before)
+    return min(times)
+
+
 def run(rows, chunk, workers) -> list[dict]:
     import dask.array as da
     from distributed import Client, LocalCluster
@@ -86,7 +123,8 @@ def run(rows, chunk, workers) -> list[dict]:
                 np.testing.assert_allclose(jitted(x[:chunk], *rest).compute(),
                                            fn(x[:chunk].compute(), *rest), rtol=1e-3, atol=1e-4)
                 out.append({"case": name, "workers": n, "numpy": numpy_s, "jitc": jitc_s,
-                            "first": first, "tasks": x.numblocks[0]})
+                            "first": first, "tasks": x.numblocks[0],
+                            "overhead": task_overhead()})
     return out
 
 
@@ -99,7 +137,31 @@ def table(rows_, rows, chunk) -> str:
     for r in rows_:
         lines.append(f"| {r['case']} | {r['workers']} | {r['tasks']} | {r['numpy']:.2f} s | "
                      f"{r['jitc']:.2f} s | {r['jitc'] / r['numpy']:.2f}x | {r['first']:.2f} s |")
-    return "\n".join(lines)
+    overhead = statistics.median(r["overhead"] for r in rows_)
+    return "\n".join(lines + ["", _estimate(chunk, overhead)])
+
+
+def _estimate(chunk, overhead, total=1e12, nodes=100, cores=16) -> str:
+    """On paper, from one thread's measured time per chunk and the measured scheduler
+    overhead per task: how large a cluster one pass over a 1 TB array keeps busy. With T
+    threads each taking a chunk of total/T bytes, the work lasts total/(T*rate) while
+    dask's one scheduler spends T*overhead handing out the tasks: busy while
+    T <= sqrt(total / (rate * overhead))."""
+    per_chunk = chunk_seconds(chunk)
+    rate = chunk * COLS * 4 / per_chunk  # bytes per second per thread
+    best = (total / (rate * overhead)) ** 0.5
+    threads = nodes * cores
+    compute, dispatch = total / (threads * rate), threads * overhead
+    return (f"Paper estimate for 1 TB: jitc's layernorm runs at {rate / 1e9:.1f} GB/s on one "
+            f"thread ({per_chunk * 1e3:.1f} ms per {chunk * COLS * 4 / 2**20:.0f} MiB chunk) "
+            f"and the scheduler spends {overhead * 1e3:.2f} ms per task (both measured here). "
+            f"One pass keeps at most sqrt(1 TB / (rate x overhead)) = {best:.0f} threads busy "
+            f"({best / cores:.0f} nodes of {cores} cores), with chunks of "
+            f"{total / best / 2**30:.1f} GiB, about {2 * best * overhead:.2f} s per pass. "
+            f"On {nodes} nodes ({threads} threads) a pass computes for {compute:.3f} s but "
+            f"takes {dispatch:.2f} s to schedule: saturating them takes tasks of at least "
+            f"{dispatch:.1f} s of work, i.e. {dispatch / compute:.0f} passes fused per task "
+            "(time steps of a stencil, epochs over the data).")
 
 
 def main():
