@@ -90,6 +90,13 @@ def test_call_is_lazy_and_chunk_local_work_runs_block_by_block():
     assert sorted(calls) == sorted([(64, 48)] * 3 + [(11, 48)])
 
 
+def test_the_processes_scheduler():
+    x = da.from_array(X, chunks=(64, 16))
+    with dask.config.set(scheduler="processes", num_workers=2):
+        got = dask.compute(layernorm(x, G, B), softmax(x))
+    close(got, (np_layernorm(X, G, B), np_softmax(X)))
+
+
 @pytest.mark.parametrize("chunks", [(64, 48), (64, 16), (203, 16)])
 def test_layernorm_and_softmax_rows_or_reduced_axis_chunked(chunks):
     x = da.from_array(X, chunks=chunks)
