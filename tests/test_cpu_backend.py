@@ -223,3 +223,44 @@ def test_dot_kernels_over_every_operand_layout_match_numpy(dtype):
         assert got.dtype == want.dtype and got.shape == want.shape, spec
         np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
                                    atol=1e-4 if dtype == np.float32 else 1e-12, err_msg=spec)
+
+
+def roll_stencil(u):
+    return (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -1, 1)
+            - 4 * u)
+
+
+@pytest.mark.parametrize("shape", [(9, 13), (1, 5), (4, 2)])
+def test_a_roll_stencil_cuts_its_loop_at_the_seams(shape):
+    """np.roll reads a concatenate; the kernel is cut into cells at the seams so that no
+    innermost loop holds a branch (which keeps it from vectorizing)."""
+    u = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    c = jitc.jit(roll_stencil).lower(u).compile(backend="cpu")
+    np.testing.assert_array_equal(c(u), roll_stencil(u))
+    bodies = _loop_bodies(c.executable.source, "for i1 in range(")
+    assert bodies and not [line for body in bodies for line in body
+                           if line.lstrip().startswith(("if ", "elif ", "else"))]
+
+
+def _loop_bodies(source, head):
+    """The lines inside each loop of `source` that starts with `head`."""
+    lines, bodies = source.splitlines(), []
+    for k, line in enumerate(lines):
+        if line.lstrip().startswith(head):
+            depth, body = len(line) - len(line.lstrip()), []
+            for inner in lines[k + 1:]:
+                if len(inner) - len(inner.lstrip()) <= depth:
+                    break
+                body.append(inner)
+            bodies.append(body)
+    return bodies
+
+
+def test_an_index_offset_is_a_sum_or_a_difference_after_a_positive_term():
+    from jitc.backends.cpu.loops import _offset_of
+
+    assert _offset_of("i1", "i1") == ""
+    assert _offset_of("(n_5 + i1 - n_6)", "i1") == "n_5 - n_6"
+    assert _offset_of("3 + (i1 + n_2)", "i1") == "3 + n_2"
+    for no in ("n_5 - i1", "i1 - n_6", "i1 * 2", "i1 + i1"):
+        assert _offset_of(no, "i1") is None

@@ -90,21 +90,22 @@ def _combine(kind, acc, v, dtype):
 
 
 def _offset_of(expr: str, v: str) -> str | None:
-    """For an index `expr` of the form `offset + v` (any grouping of a sum), the offset
-    ("" for `v` alone); None if `v` appears otherwise."""
-    terms, stack = [], [ast.parse(expr, mode="eval").body]
+    """For an index `expr` of the form `offset + v` (any grouping of sums and differences
+    of other terms), the offset ("" for `v` alone); None if `v` appears otherwise."""
+    terms, stack = [], [(ast.parse(expr, mode="eval").body, 1)]
     while stack:
-        e = stack.pop()
-        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
-            stack += [e.right, e.left]
+        e, sign = stack.pop()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            stack += [(e.right, sign if isinstance(e.op, ast.Add) else -sign), (e.left, sign)]
         else:
-            terms.append(e)
-    is_v = [isinstance(t, ast.Name) and t.id == v for t in terms]
-    rest = [t for t, hit in zip(terms, is_v) if not hit]
-    if is_v.count(True) != 1 or any(isinstance(x, ast.Name) and x.id == v
-                                    for t in rest for x in ast.walk(t)):
-        return None
-    return " + ".join(ast.unparse(t) for t in rest)
+            terms.append((e, sign))
+    is_v = [isinstance(t, ast.Name) and t.id == v for t, _ in terms]
+    rest = [(t, sign) for (t, sign), hit in zip(terms, is_v) if not hit]
+    if is_v.count(True) != 1 or terms[is_v.index(True)][1] < 0 or (rest and rest[0][1] < 0) \
+            or any(isinstance(x, ast.Name) and x.id == v for t, _ in rest for x in ast.walk(t)):
+        return None  # (a difference is an offset only after a first positive term)
+    text = " ".join(("+ " if sign > 0 else "- ") + ast.unparse(t) for t, sign in rest)
+    return text[2:] if text.startswith("+ ") else text
 
 
 class _Writer:
@@ -162,6 +163,8 @@ class LoopKernel:
         self.reduces = [n for n in body.nodes if n.op in ops.REDUCTIONS]
         self.chunk_slices: dict | None = None  # array -> its chunk's slice (1-d split loops)
         self.row_slices: dict = {}  # (array, leading indices, offset) -> (name, slice)
+        self.aligned: list = []  # concatenates the cells split at (regions.py)
+        self.cell = None  # the cell being written, in _write_cell
         self.constants: dict = {}  # float constant node -> (its local, its slot's value)
         self._plan_iteration()
 
@@ -342,6 +345,13 @@ class LoopKernel:
     def _concatenate(self, n, idx):
         w = self.w
         dim = n.attrs["dimension"]
+        chosen = regions.operand_in(n, self.cell) if self.cell and n in self.aligned else None
+        if chosen is not None:  # the cell lies in one operand: no branch
+            offset, part = chosen
+            sub = list(idx)
+            if offset:
+                sub[dim] = f"({idx[dim]} - {self.sz(offset)})"
+            return (yield self._memoized(part, tuple(sub), {}))
         var = w.fresh()
         offset = 0
         for k, o in enumerate(n.operands):
@@ -455,7 +465,9 @@ class LoopKernel:
         outs = [self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
                 for k in range(len(body.outputs))]
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
-        cells = None if self.reduces or self.flat else regions.cells(body.outputs, self.shape)
+        self.aligned = regions.aligned_concatenates(body.outputs, self.shape)
+        cells = None if self.reduces or self.flat else regions.cells(body.outputs, self.shape,
+                                                                    self.aligned)
         body_start = len(w.lines)
 
         if self.flat:  # rows are elements: each array is read through its [lo:hi] slice
@@ -630,6 +642,7 @@ class LoopKernel:
 
         start, saved = len(w.lines), self.row_slices
         self.row_slices = {}  # row slices are taken inside the cell: rows of its leaves
+        self.cell = cell
         lo, hi = cell.lo[last], cell.hi[last]
         w.line(f"for {v} in range({self.sz(hi - lo)}):")
         w.depth += 1
@@ -640,6 +653,7 @@ class LoopKernel:
             value = self.value(box.leaf, sub + (plus(lo - box.start[last]),), memo)
             w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {store(box.leaf.dtype, value)}")
         w.depth -= 1
+        self.cell = None
         w.lines[start:start] = ["    " * w.depth + f"{name} = {expr}"
                                 for name, expr in self.row_slices.values()]
         self.row_slices = saved
