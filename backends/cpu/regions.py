@@ -1,12 +1,11 @@
-"""Split a loop kernel's iteration space where its outputs are concatenates.
+"""Split a loop kernel's iteration space at the seams of concatenates.
 
 A write into part of an array (`u[1:-1, 1:-1] += ...`, lowered by fusion/expand.py) is a
 concatenate of the untouched border and the new interior; np.roll is a concatenate read.
 Evaluated element by element, a concatenate is a branch per element that keeps the loop
-from vectorizing. Instead the space
-is cut into cells where every output reads one operand of each concatenate: rows choose
-their cell once per row, and each cell along the last axis is a loop of its own, with no
-branch inside.
+from vectorizing. Instead the space is cut into cells where every output reads one operand
+of each concatenate: rows choose their cell once per row, and each cell along the last axis
+is a loop of its own, with no branch inside.
 """
 
 from __future__ import annotations
