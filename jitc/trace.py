@@ -208,7 +208,12 @@ class Tracer:
     def __array_function__(self, func, types, args, kwargs):
         impl = api.FUNCTIONS.get(func)
         if impl is None:
+            from jitc.numpy_api.refused import reason
+
+            why = reason(func)
             raise UnsupportedError(
+                f"{_numpy_name(func)} is not supported inside a jitc function{where()}: "
+                f"{why}" if why else
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )

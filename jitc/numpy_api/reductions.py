@@ -13,6 +13,7 @@ from jitc.errors import UnsupportedError
 from jitc.numpy_api.core import _mark, find_ctx, implements, lift, normalize_axes, normalize_axis
 from jitc.numpy_api.ufuncs import _truth, apply_ufunc
 from jitc.source import where
+from jitc.source import where as _where  # for functions whose where= argument hides it
 
 
 def _keepdims(t, axes, keepdims, in_shape):
@@ -133,8 +134,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     _check_where_initial("var", None, where, out)
-    if mean is not None or correction is not None:
-        raise UnsupportedError(f"np.var: mean=/correction= are not supported{where()}")
+    if mean is not None:
+        raise UnsupportedError(f"np.var: mean= is not supported{_where()}")
+    if correction is not None:  # the Array API's name for ddof
+        if ddof != 0:
+            raise ValueError(f"np.var: ddof and correction can't be provided simultaneously."
+                             f"{_where()}")
+        ddof = correction
     a = lift(find_ctx([a]), a)
     axes = normalize_axes(axis, a.ndim)
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
