@@ -189,6 +189,11 @@ class Tracer:
             raise TracerError(refusal)
         _to_numpy(self)
 
+    def __dlpack__(self, *args, **kwargs):
+        raise UnsupportedError(
+            f"np.from_dlpack (__dlpack__) shares an array's memory, which a traced array does "
+            f"not have yet{where()}; inside a jitc function use the array itself")
+
     def __array_namespace__(self, *, api_version=None):
         from jitc.numpy_api.array_api import NAMESPACE
 

@@ -83,10 +83,11 @@ def dot(a, b, out=None):
     return _mark(out, out.ndim == 0)
 
 
+@implements(np.vecdot)  # a gufunc: ufunc_dispatch calls it; listed for the surface
 def vecdot(x1, x2, /, *, axis=-1):
     """NumPy's vecdot gufunc (n),(n)->() on real arrays: the dot product along `axis` of
     each pair of vectors, batch axes broadcast (as matmul: one dot_general, so float16
-    accumulates as NumPy's float16 dot does). Called from ufunc_dispatch."""
+    accumulates as NumPy's float16 dot does)."""
     a, b = _promote_pair(x1, x2, "vecdot")
     for i, x in enumerate((a, b)):
         if x.ndim == 0:

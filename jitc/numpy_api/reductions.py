@@ -134,8 +134,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     _check_where_initial("var", None, where, out)
-    if mean is not None:
-        raise UnsupportedError(f"np.var: mean= is not supported{_where()}")
     if correction is not None:  # the Array API's name for ddof
         if ddof != 0:
             raise ValueError(f"np.var: ddof and correction can't be provided simultaneously."
@@ -146,7 +144,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
     acc = _mean_dtype(a, dtype)
     centre = apply_ufunc(np.divide, (_reduce(a, "sum", axes, acc, True),
-                                     lift(a.ctx, count, acc)))
+                                     lift(a.ctx, count, acc))) if mean is None else mean
     dev = apply_ufunc(np.subtract, (a, centre))
     sq = apply_ufunc(np.multiply, (dev, dev))
     total = _reduce(sq, "sum", axes, sq.dtype if dtype is None else acc, keepdims)

@@ -208,9 +208,10 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 def _strong(x):
-    """A Python scalar argument as NumPy's np.asarray sees it: a 0-d array of its default
-    dtype, no longer weak."""
-    return x if not x.weak else _tracer_type()(x.ctx, x.node, weak=False, scalar=False)
+    """An argument as NumPy's np.asarray sees it: a scalar (Python's or NumPy's) becomes a
+    0-d array of its dtype, no longer weak; an array stays itself."""
+    return x if not (x.weak or x.scalar) else \
+        _tracer_type()(x.ctx, x.node, weak=False, scalar=False)
 
 
 @implements(np.atleast_1d)
