@@ -1,9 +1,10 @@
 """The Array API standard's namespace (the version NumPy reports, np.__array_api_version__)
 inside @jitc.jit, against NumPy: every name of the standard is called on representative
 inputs, or refused with the reason (a data-dependent result shape, a factorization jitc
-does not compute, the FFT extension); the functions added for it (vecdot, matrix_transpose,
-unstack, broadcast_arrays, meshgrid, nextafter, np.cross, np.linalg's) over NumPy's dtypes,
-empty and 0-d inputs, on the reference and cpu backends; nextafter ahead of time too."""
+does not compute, the FFT extension's transforms); the functions added for it (vecdot,
+matrix_transpose, unstack, broadcast_arrays, meshgrid, nextafter, np.cross, np.linalg's,
+fftshift) over NumPy's dtypes, empty and 0-d inputs, on the reference and cpu backends;
+nextafter ahead of time too."""
 
 import warnings
 
@@ -176,9 +177,15 @@ CALLS = {
     "linalg.trace": lambda x: np.linalg.trace(SQ + x[0, 0], offset=-1),
     "linalg.vecdot": lambda x: np.linalg.vecdot(x, x, axis=0),
     "linalg.vector_norm": lambda x: np.linalg.vector_norm(x, ord=3, axis=1, keepdims=True),
+    # fft extension: the shifts are rolls; fftfreq/rfftfreq take sizes, computed when tracing
+    "fft.fftshift": lambda x: (np.fft.fftshift(x), np.fft.fftshift(x, axes=1)),
+    "fft.ifftshift": lambda x: (np.fft.ifftshift(x), np.fft.ifftshift(x, axes=(0, -1))),
+    "fft.fftfreq": lambda x: np.fft.fftfreq(5, d=0.5) * x[0, 0],
+    "fft.rfftfreq": lambda x: np.fft.rfftfreq(6) * x[0, 0],
 }
 # Names refused with a reason: a data-dependent result shape; a factorization jitc does not
-# compute; the FFT extension (out of scope); from_dlpack (a traced array has no memory yet).
+# compute; the FFT extension's transforms (out of scope); from_dlpack (a traced array has
+# no memory to share yet).
 DATA_DEPENDENT = {
     "nonzero": lambda x: np.nonzero(x > 2),
     **{
@@ -190,9 +197,7 @@ FACTORIZATIONS = {
     f"linalg.{n}": _of(np.linalg, n, lambda x: (SQ + x[0, 0],))
     for n in "eigh eigvalsh matrix_rank pinv qr svd svdvals".split()
 }
-FFT_CALLS = {
-    f"fft.{n}": _of(np.fft, n, lambda x: (x,)) for n in FFT if n not in ("fftfreq", "rfftfreq")
-}
+FFT_CALLS = {f"fft.{n}": _of(np.fft, n, lambda x: (x,)) for n in FFT if f"fft.{n}" not in CALLS}
 REFUSED = {
     **DATA_DEPENDENT,
     **FACTORIZATIONS,
@@ -201,9 +206,8 @@ REFUSED = {
 }
 # complex numbers are another issue's (real and imag of a real array need complex dtypes)
 COMPLEX = {"real", "imag"}
-# fftfreq and rfftfreq take sizes, not arrays: NumPy computes them while tracing
-CONSTANT = {"fft.fftfreq", "fft.rfftfreq"}
-NEW = """vecdot matrix_transpose unstack broadcast_arrays meshgrid nextafter linalg.cross
+NEW = """fft.fftshift fft.ifftshift vecdot matrix_transpose unstack broadcast_arrays meshgrid
+nextafter linalg.cross
 linalg.diagonal linalg.matmul linalg.matrix_norm linalg.matrix_power linalg.matrix_transpose
 linalg.outer linalg.tensordot linalg.trace linalg.vecdot linalg.vector_norm result_type std
 var""".split()
@@ -212,7 +216,7 @@ var""".split()
 def test_the_standard_is_numpys_and_every_name_is_classified():
     assert np.__array_api_version__ == ARRAY_API_VERSION
     names = set(MAIN) | {f"linalg.{n}" for n in LINALG} | {f"fft.{n}" for n in FFT}
-    classified = set(CALLS) | set(REFUSED) | COMPLEX | CONSTANT
+    classified = set(CALLS) | set(REFUSED) | COMPLEX
     assert names == classified, (names - classified, classified - names)
     for n in MAIN:
         assert hasattr(np, n), n

@@ -34,7 +34,8 @@ REFUSED: dict = {
     np.linalg.qr: _FACTORIZATION.format(what="a QR factorization"),
     np.linalg.lstsq: _FACTORIZATION.format(what="a singular value decomposition"),
     np.linalg.cond: _FACTORIZATION.format(what="a singular value decomposition"),
-    **{getattr(np.fft, name): _FFT for name in np.fft.__all__},
+    **{getattr(np.fft, name): _FFT for name in np.fft.__all__
+       if name not in ("fftshift", "ifftshift")},  # those two are rolls (shifts.py)
 }
 
 
