@@ -578,3 +578,28 @@ def test_errors_name_the_function_and_the_line(case):
         with pytest.raises(error, match=message.replace("(", r"\(")) as e:
             jitc.jit(fn, backend="reference")(X)
     assert "test_array_api_namespace.py" in str(e.value)
+
+
+def test_the_compositions_compile_ahead_of_time(tmp_path):
+    """The new functions are existing primitives, so an AOT object needs nothing new."""
+    from jitc.aot.link import undefined_symbols
+    from tests.test_aot import ALLOWED_IMPORTS, _load
+
+    def geometry(a, b):
+        ra, _ = np.broadcast_arrays(a, b[:1])
+        return (
+            np.vecdot(a, b),
+            np.cross(a, b),
+            np.linalg.vector_norm(a, axis=-1),
+            np.linalg.matrix_norm(a, ord=1),
+            np.matrix_transpose(a),
+            np.unstack(b)[1],
+            np.meshgrid(a[0], b[1], indexing="ij")[1],
+            ra,
+        )
+
+    art = aot.compile(geometry, "f32[4,3]", "f32[4,3]", name="geometry")
+    assert set(undefined_symbols(art.object)) <= ALLOWED_IMPORTS
+    art.write(str(tmp_path))
+    a, b = _values(np.float32, (4, 3)), _values(np.float32, (4, 3), 1)
+    _same(tuple(_load(str(tmp_path), "geometry")(a, b)), geometry(a, b), summed=True)
