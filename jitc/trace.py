@@ -201,6 +201,12 @@ class Tracer:
 
     device = property(lambda self: "cpu")
 
+    def to_device(self, device, /, *, stream=None):
+        """The Array API's ndarray.to_device: NumPy's arrays live on "cpu" only."""
+        from jitc.numpy_api.array_api import asarray
+
+        return asarray(self, device=device)
+
     def __setitem__(self, key, value):
         from jitc.indexing import setitem
 

@@ -580,6 +580,15 @@ def test_errors_name_the_function_and_the_line(case):
     assert "test_array_api_namespace.py" in str(e.value)
 
 
+def test_array_methods_of_the_standard():
+    def methods(x):
+        return x.to_device("cpu") + 1, x.mT, x.device == "cpu"
+
+    _same(jitc.jit(methods, backend="reference")(X), methods(X))
+    with pytest.raises(UnsupportedError, match="asarray: device='gpu' is not supported"):
+        jitc.jit(lambda x: x.to_device("gpu"), backend="reference")(X)
+
+
 def test_the_compositions_compile_ahead_of_time(tmp_path):
     """The new functions are existing primitives, so an AOT object needs nothing new."""
     from jitc.aot.link import undefined_symbols
