@@ -14,7 +14,7 @@ BINARY = frozenset({
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
     "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "logaddexp",
     "logaddexp2", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift",
+    "bitwise_xor", "left_shift", "right_shift", "nextafter",
 })
 COMPARE = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 ELEMENTWISE = UNARY | PREDICATES | BINARY | COMPARE | {"select", "convert"}

@@ -48,7 +48,8 @@ def rows() -> list[tuple[str, str, str]]:
         family = impl.__module__.rsplit(".", 1)[-1]
         families.setdefault(family, []).append(_numpy_name(func))
     families["creation"] += [f"np.{n}" for n in WRAPPED]  # made inside the function
-    label = {"ufuncs": "elementwise", "linalg_lapack": "linalg (LAPACK)"}
+    label = {"ufuncs": "elementwise", "linalg_lapack": "linalg (LAPACK)",
+             "linalg_namespace": "linalg (np.linalg, Array API)"}
     out = [(label.get(family, family), ", ".join(sorted(set(names))), "all")
            for family, names in sorted(families.items())]
     out.append(("indexing syntax", "x[basic], x[int arrays, broadcast together], "

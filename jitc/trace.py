@@ -189,12 +189,23 @@ class Tracer:
             raise TracerError(refusal)
         _to_numpy(self)
 
+    def __dlpack__(self, *args, **kwargs):
+        raise UnsupportedError(
+            f"np.from_dlpack (__dlpack__) shares an array's memory, which a traced array does "
+            f"not have yet{where()}; inside a jitc function use the array itself")
+
     def __array_namespace__(self, *, api_version=None):
         from jitc.numpy_api.array_api import NAMESPACE
 
         return NAMESPACE
 
     device = property(lambda self: "cpu")
+
+    def to_device(self, device, /, *, stream=None):
+        """The Array API's ndarray.to_device: NumPy's arrays live on "cpu" only."""
+        from jitc.numpy_api.array_api import asarray
+
+        return asarray(self, device=device)
 
     def __setitem__(self, key, value):
         from jitc.indexing import setitem
@@ -208,7 +219,12 @@ class Tracer:
     def __array_function__(self, func, types, args, kwargs):
         impl = api.FUNCTIONS.get(func)
         if impl is None:
+            from jitc.numpy_api.refused import reason
+
+            why = reason(func)
             raise UnsupportedError(
+                f"{_numpy_name(func)} is not supported inside a jitc function{where()}: "
+                f"{why}" if why else
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )

@@ -129,6 +129,10 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         if result == HALF and dtype != SINGLE:  # float64 and integers: rounded once
             return f"round16_f64(np.float64({a}))"
         return f"{t}({a})"
+    if op == "nextafter":  # a step of the bit pattern, not float32 math rounded to float16
+        if dtype == HALF:
+            return f"h2f(nextafter_bits16(f2h({a}), f2h({b}), {a}, {b}))"
+        return f"nextafter_{'f32' if dtype == SINGLE else 'f64'}({a}, {b})"
     if dtype == HALF and op != "select":
         # NumPy's float16 loops: the op in float32 on the exact values, rounded to float16
         wide = lower_elementwise(op, SINGLE, SINGLE if result == HALF else result, args, attrs)

@@ -11,6 +11,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
+from jitc.backends.cpu.vmath import _bits32, _bits64, _float32, _float64
+
 
 @register_jitable(inline="always")
 def floordiv_int(a, b):
@@ -211,3 +213,45 @@ def nonneg(typingctx, a):
         return args[0]
 
     return a(a), codegen
+
+
+# np.nextafter as C's nextafter: NaN if either is NaN, y where x == y (so the sign of a zero
+# y), the smallest subnormal toward y from a zero x, else the bit pattern one step from x:
+# for IEEE sign-magnitude bits, +1 moves away from zero and -1 toward it (inf and the
+# largest finite number are neighbours). Plain register_jitable: branches assign (see half).
+
+@register_jitable
+def nextafter_f64(x, y):
+    if x != x or y != y:
+        return x + y
+    if x == y:
+        return y
+    if x == 0:
+        return _float64(1) if y > 0 else -_float64(1)
+    bits = _bits64(x)
+    return _float64(bits + 1 if (y > x) == (x > 0) else bits - 1)
+
+
+@register_jitable
+def nextafter_f32(x, y):
+    if x != x or y != y:
+        return x + y
+    if x == y:
+        return y
+    if x == 0:
+        return _float32(1) if y > 0 else -_float32(1)
+    bits = _bits32(x)
+    return _float32(bits + 1 if (y > x) == (x > 0) else bits - 1)
+
+
+@register_jitable
+def nextafter_bits16(hx, hy, x, y):
+    """The float16 bits of nextafter(x, y), given x's and y's bits and values; NumPy's
+    npy_half_nextafter, which differs from C's: x (not y) where x == y, its own NaN."""
+    if x != x or y != y:
+        return np.uint16(0x7E00)
+    if x == y:
+        return hx
+    if x == 0:
+        return np.uint16(1) if y > 0 else np.uint16(0x8001)
+    return np.uint16(hx + np.uint16(1)) if (y > x) == (x > 0) else np.uint16(hx - np.uint16(1))

@@ -30,7 +30,7 @@ LIBDEVICE = {
     "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
     "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "rint": "rint", "trunc": "trunc",
     "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
-    "power": "pow", "signbit": "signbit",
+    "power": "pow", "signbit": "signbit", "nextafter": "nextafter",
 }
 
 # error codes a kernel stores in its err[0] (the driver raises the matching exception)

@@ -17,6 +17,8 @@ supported NumPy function to its implementation (each family module registers its
     histograms  np.histogram with bins known when tracing
     linalg      matmul, dot, tensordot, einsum (einsum.py)
     linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
+    linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
+    refused     functions refused with their reason (data-dependent shapes, SVD, FFT)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
 
@@ -27,6 +29,7 @@ from jitc.numpy_api import (
     indexing,
     linalg,
     linalg_lapack,
+    linalg_namespace,
     reductions,
     scans,
     shapes,
@@ -55,7 +58,8 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack", "reductions",
+    "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
+    "linalg_namespace", "reductions",
     "scans", "shapes", "shifts", "sorting", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",

@@ -97,6 +97,8 @@ def _dtype_key(x):
         return x.dtype
     if _is_pyscalar(x):
         return type(x)
+    if isinstance(x, (type, np.dtype, str)):  # np.result_type(x, np.float32)
+        return np.dtype(x)
     if isinstance(x, bool):
         return np.dtype(bool)
     return np.asarray(x).dtype

@@ -1,8 +1,10 @@
-"""Products and contractions: matmul, dot, vdot, inner, outer, tensordot, einsum."""
+"""Products and contractions: matmul, dot, vdot, vecdot, inner, outer, cross, tensordot,
+einsum."""
 
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -81,6 +83,39 @@ def dot(a, b, out=None):
     return _mark(out, out.ndim == 0)
 
 
+@implements(np.vecdot)  # a gufunc: ufunc_dispatch calls it; listed for the surface
+def vecdot(x1, x2, /, *, axis=-1):
+    """NumPy's vecdot gufunc (n),(n)->() on real arrays: the dot product along `axis` of
+    each pair of vectors, batch axes broadcast (as matmul: one dot_general, so float16
+    accumulates as NumPy's float16 dot does)."""
+    a, b = _promote_pair(x1, x2, "vecdot")
+    for i, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise ValueError(f"vecdot: Input operand {i} does not have enough dimensions "
+                             f"(has 0, gufunc core with signature (n),(n)->() requires 1)"
+                             f"{where()}")
+    a = lax.transpose(a, _to_end(a.ndim, normalize_axis(axis, a.ndim)))
+    b = lax.transpose(b, _to_end(b.ndim, normalize_axis(axis, b.ndim)))
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n),(n)->() (size {b.shape[-1]} is "
+                         f"different from {a.shape[-1]}){where()}")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    except ValueError:
+        raise ShapeError(f"vecdot: batch dims of {a.shape} and {b.shape} do not broadcast"
+                         f"{where()}") from None
+    nb = len(batch)
+    a = lax.broadcast_to(a, batch + a.shape[-1:])
+    b = lax.broadcast_to(b, batch + b.shape[-1:])
+    out = lax.dot_general(a, b, (nb,), (nb,), tuple(range(nb)), tuple(range(nb)))
+    return _mark(out, out.ndim == 0)
+
+
+def _to_end(ndim, axis):
+    return [d for d in range(ndim) if d != axis] + [axis]
+
+
 @implements(np.vdot)
 def vdot(a, b):
     return dot(ravel(a), ravel(b))
@@ -99,6 +134,42 @@ def inner(a, b):
 def outer(a, b, out=None):
     a, b = ravel(a), ravel(b)
     return apply_ufunc(np.multiply, (lax.reshape(a, (a.size, 1)), lax.reshape(b, (1, b.size))))
+
+
+@implements(np.cross)
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """NumPy's component formulas, op for op (so float16 rounds as NumPy's does): vectors
+    of 3, or of 2 (NumPy 2.0 deprecates those, with its DeprecationWarning here too)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _promote_pair(a, b, "np.cross")
+    a = lax.transpose(a, _to_end(a.ndim, normalize_axis(axisa, a.ndim, "axisa")))
+    b = lax.transpose(b, _to_end(b.ndim, normalize_axis(axisb, b.ndim, "axisb")))
+    na, nb = a.shape[-1], b.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(f"np.cross: incompatible dimensions for cross product (dimension "
+                         f"must be 2 or 3), got {na} and {nb}{where()}")
+    if na == 2 or nb == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=3)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return _mark(z, False)
+    if na == 2:
+        b2 = b[..., 2]
+        parts = (a1 * b2, -(a0 * b2), z)
+    elif nb == 2:
+        a2 = a[..., 2]
+        parts = (-(a2 * b1), a2 * b0, z)
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z)
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    cp = lax.concatenate([lax.reshape(lax.broadcast_to(p, shape), shape + (1,))
+                          for p in parts], len(shape))
+    return np.moveaxis(cp, -1, normalize_axis(axisc, cp.ndim, "axisc"))
 
 
 @implements(np.tensordot)

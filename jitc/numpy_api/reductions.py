@@ -13,6 +13,7 @@ from jitc.errors import UnsupportedError
 from jitc.numpy_api.core import _mark, find_ctx, implements, lift, normalize_axes, normalize_axis
 from jitc.numpy_api.ufuncs import _truth, apply_ufunc
 from jitc.source import where
+from jitc.source import where as _where  # for functions whose where= argument hides it
 
 
 def _keepdims(t, axes, keepdims, in_shape):
@@ -133,14 +134,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=None):
     _check_where_initial("var", None, where, out)
-    if mean is not None or correction is not None:
-        raise UnsupportedError(f"np.var: mean=/correction= are not supported{where()}")
+    if correction is not None:  # the Array API's name for ddof
+        if ddof != 0:
+            raise ValueError(f"np.var: ddof and correction can't be provided simultaneously."
+                             f"{_where()}")
+        ddof = correction
     a = lift(find_ctx([a]), a)
     axes = normalize_axes(axis, a.ndim)
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
     acc = _mean_dtype(a, dtype)
     centre = apply_ufunc(np.divide, (_reduce(a, "sum", axes, acc, True),
-                                     lift(a.ctx, count, acc)))
+                                     lift(a.ctx, count, acc))) if mean is None else mean
     dev = apply_ufunc(np.subtract, (a, centre))
     sq = apply_ufunc(np.multiply, (dev, dev))
     total = _reduce(sq, "sum", axes, sq.dtype if dtype is None else acc, keepdims)

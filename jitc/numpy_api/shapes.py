@@ -16,6 +16,7 @@ from jitc.numpy_api.core import (
     _lifted,
     _mark,
     _shape,
+    _tracer_type,
     find_ctx,
     implements,
     is_tracer,
@@ -109,6 +110,26 @@ def moveaxis(a, source, destination):
     return lax.transpose(a, order)
 
 
+@implements(np.matrix_transpose, np.linalg.matrix_transpose)
+@_view
+def matrix_transpose(x, /):
+    x = _lifted(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: Input array must be at least 2-dimensional, but "
+                         f"it is {x.ndim}{where()}")
+    return lax.transpose(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
+
+
+@implements(np.unstack)
+def unstack(x, /, *, axis=0):
+    """The slices along `axis`, each a view of x (NumPy: tuple(np.moveaxis(x, axis, 0)))."""
+    x = _lifted(x)
+    if x.ndim == 0:
+        raise ValueError(f"np.unstack: Input array must be at least 1-d.{where()}")
+    moved = moveaxis(x, axis, 0)
+    return tuple(moved[i] for i in range(moved.shape[0]))
+
+
 @implements(np.expand_dims)
 @_view
 def expand_dims(a, axis):
@@ -149,6 +170,48 @@ def broadcast_to(array, shape, subok=False):
     out = _mark(lax.broadcast_to(a, shape), False)
     out.buffer().readonly = True  # NumPy's broadcast view cannot be written
     return out
+
+
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False):
+    """Each argument broadcast to their common shape: the argument itself where it has that
+    shape already, else a broadcast view (read-only here; NumPy lets it be written with a
+    FutureWarning, a write jitc refuses as it does for np.broadcast_to)."""
+    ctx = find_ctx(args)
+    xs = [_strong(lift(ctx, a)) for a in args]
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in xs))
+    except ValueError:
+        raise ShapeError(f"np.broadcast_arrays: shape mismatch: objects cannot be broadcast "
+                         f"to a single shape: {[x.shape for x in xs]}{where()}") from None
+    return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in xs)
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """NumPy's own construction: each input raveled onto its axis (the first two swapped
+    for indexing='xy'), then broadcast together unless sparse, copied where copy."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"np.meshgrid: Valid values for `indexing` are 'xy' and 'ij'."
+                         f"{where()}")
+    ctx = find_ctx(xi)
+    ndim = len(xi)
+    shapes = [[1] * ndim for _ in xi]
+    for i, s in enumerate(shapes):
+        s[i] = -1
+    if indexing == "xy" and ndim > 1:
+        shapes[0][:2], shapes[1][:2] = [1, -1], [-1, 1]
+    out = tuple(reshape(_strong(lift(ctx, x)), s) for x, s in zip(xi, shapes))
+    if not sparse:
+        out = broadcast_arrays(*out)
+    return tuple(_mark(x, False) for x in out) if copy else out
+
+
+def _strong(x):
+    """An argument as NumPy's np.asarray sees it: a scalar (Python's or NumPy's) becomes a
+    0-d array of its dtype, no longer weak; an array stays itself."""
+    return x if not (x.weak or x.scalar) else \
+        _tracer_type()(x.ctx, x.node, weak=False, scalar=False)
 
 
 @implements(np.atleast_1d)

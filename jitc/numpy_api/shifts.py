@@ -288,3 +288,22 @@ def _gradient_along(f, axis, dx, edge_order):
                 + ((2.0 * d2 + d1) / (d2 * (d1 + d2))) * at(slice(-1, None))
     # NumPy writes each piece into an array of f's dtype
     return concatenate([first, interior, last], axis=axis, dtype=f.dtype)
+
+
+def _fft_shift(x, axes, sign):
+    x = _lifted(x)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    if isinstance(axes, (int, np.integer)):
+        return roll(x, sign * (x.shape[axes] // 2), axes)
+    return roll(x, [sign * (x.shape[ax] // 2) for ax in axes], axes)
+
+
+@implements(np.fft.fftshift)
+def fftshift(x, axes=None):
+    """NumPy's: np.roll by half of each axis (no transform, so no FFT kernel needed)."""
+    return _fft_shift(x, axes, 1)
+
+
+@implements(np.fft.ifftshift)
+def ifftshift(x, axes=None):
+    return _fft_shift(x, axes, -1)

@@ -82,6 +82,12 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
     if name == "matmul":
         _reject_kwargs("np.matmul", kwargs)
         result = matmul(*inputs)
+    elif name == "vecdot":
+        from jitc.numpy_api.linalg import vecdot
+
+        axis = kwargs.pop("axis", -1)
+        _reject_kwargs("np.vecdot", kwargs)
+        result = vecdot(*inputs, axis=axis)
     else:
         dtype = kwargs.pop("dtype", None)
         _reject_kwargs(f"np.{name}", kwargs)

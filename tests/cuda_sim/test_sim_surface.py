@@ -161,3 +161,16 @@ def test_convolve_and_correlate():
     from tests import test_convolve as convolve
 
     convolve.test_every_mode_and_order_is_numpys("cuda")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64])
+def test_array_api_functions(dtype):
+    """The Array API functions traced for issue 13 (compositions, and nextafter's
+    libdevice call), on a slice of their dtypes."""
+    from tests import test_array_api_namespace as array_api
+
+    array_api.test_shape_functions_over_dtypes("cuda", dtype)
+    array_api.test_products_over_dtypes("cuda", dtype)
+    if dtype != np.int32:
+        array_api.test_vector_and_matrix_norms("cuda", dtype)
+        array_api.test_nextafter_is_numpys_bit_for_bit("cuda", dtype)
