@@ -67,6 +67,28 @@ def test_every_sort_over_every_axis_is_numpys_stable_sort(backend, dtype):
         _same(g, w)
 
 
+def _full_range(dtype, shape, rng):
+    """Every bit pattern equally likely (all of a radix sort's bytes vary), with extremes."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    x = rng.integers(0, 256, shape + (dtype.itemsize,), dtype=np.uint8).view(dtype)[..., 0]
+    if dtype.kind == "f":
+        x[np.isnan(x)] = 1  # NaN payloads: NumPy's sort keeps them, arrays compare them equal
+        x.flat[[3, 17, 40, 44, 5, 6, 20]] = [np.nan, np.inf, -np.inf, np.nan, -0.0, 0.0, -0.0]
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.int8, np.int16, np.uint32, np.int32])
+def test_rows_long_enough_for_the_radix_sort(dtype):
+    """Rows of 300 and 1800 (RADIX_MIN is 256): the cpu kernel sorts them by bytes."""
+    rng = np.random.default_rng(2)
+    f = jitc.jit(every_sort)
+    for x in (_values(dtype, (3, 300, 2), rng), _full_range(dtype, (3, 300, 2), rng)):
+        for g, w in zip(f(x), _stable(every_sort, x)):
+            _same(g, w)
+
+
 def test_long_rows_and_non_contiguous_inputs(backend):
     """100 elements: three merge passes; views of the caller's array and inside the trace."""
     def views(x):

@@ -255,3 +255,25 @@ def nextafter_bits16(hx, hy, x, y):
     if x == 0:
         return np.uint16(1) if y > 0 else np.uint16(0x8001)
     return np.uint16(hx + np.uint16(1)) if (y > x) == (x > 0) else np.uint16(hx - np.uint16(1))
+
+
+# Radix sort keys (backends/cpu/sort.py): an int64 whose bytes, compared as an unsigned
+# number, order like NumPy's sort (both zeros alike, so ties keep their input order; NaNs
+# never get here). Byte k of the key is (key >> 8k) & 255 whatever the sign.
+_MIN64 = np.int64(-9223372036854775808)
+
+
+@register_jitable
+def radix_key_f32(x):
+    if x == 0:
+        return np.int64(0x80000000)
+    b = np.int64(_bits32(x))
+    return (~b) & 0xFFFFFFFF if b < 0 else b | 0x80000000
+
+
+@register_jitable
+def radix_key_f64(x):
+    if x == 0:
+        return _MIN64
+    b = _bits64(x)
+    return ~b if b < 0 else b ^ _MIN64

@@ -3,10 +3,13 @@
 The array is viewed as (pre, N, post) around the sorted axis; a row is one (pre, post)
 pair, and rows split across threads. Each row is copied into scratch rows (its values, and
 for argsort the indices 0..N-1 beside them), NaNs moved to the tail in input order (NumPy
-sorts NaN last), the rest insertion-sorted in runs of RUN with a plain `<`, then merged
-bottom-up between two sets of scratch rows, and written out last: so the output may be the
-input's own buffer (the caller's array in `x.sort()`). Ties, -0.0 beside 0.0 included, keep
-their input order.
+sorts NaN last). The rest is sorted between two sets of scratch rows: rows of RADIX_MIN or
+more by an LSD radix sort on keys that order like the values (8 passes for 64-bit values,
+fewer where a byte is the same in every key), shorter ones (and every row under AOT, which
+has no allocator for the counts) insertion-sorted in runs of RUN with a plain `<`, then
+merged bottom-up. The row is written out last: so the output may be the input's own buffer
+(the caller's array in `x.sort()`). Ties, -0.0 beside 0.0 included, keep their input
+order.
 
 Scratch rows: allocated once per call of the body under the JIT, kernel arguments from
 the temp arena under AOT (no allocator there).
@@ -19,6 +22,17 @@ import numpy as np
 from jitc.backends.cpu.lowering import HALF, TYPE_NAMES, load, store
 
 RUN = 16  # insertion-sorted run length before merging
+RADIX_MIN = 256  # rows at least this long sort by bytes (LSD radix) under the JIT
+
+
+def radix_key(x: str, dtype) -> tuple[str, int]:
+    """(an int64 expression ordering like `x` in NumPy's sort, how many bytes it uses)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":  # float16 rows hold float32 values
+        return (f"radix_key_f64({x})", 8) if dtype.itemsize == 8 else (f"radix_key_f32({x})", 4)
+    if dtype.kind == "i":
+        return f"(np.int64({x}) ^ np.int64({-(1 << (8 * dtype.itemsize - 1))}))", dtype.itemsize
+    return f"np.int64({x})", dtype.itemsize  # unsigned (uint64 wraps: same bits), bool
 
 
 def less(x: str, y: str, dtype) -> str:
@@ -65,6 +79,7 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
     if not scratch_args:
         put(1, *(f"{nm} = np.empty(m, {TYPE_NAMES[d]})"
                  for nm, d in zip(names, scratch_rows(dtype, indices))))
+        put(1, "counts = np.empty(256, np.int64)")
     put(1, "for r in range(lo, hi):")
     put(2, "p = r // post", "q = r - p * post", "c = 0")
     gather(2, "v == v" if floats else "")
@@ -72,34 +87,43 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
     if floats:
         put(2, "if c < m:")
         gather(3, "v != v")
+    put(2, "src = 0")
+    if scratch_args:  # AOT has no allocator for the radix counts: it merges
+        base = 2
+    else:
+        put(2, f"if sorted_n >= {RADIX_MIN}:")
+        _radix(put, move, dtype, indices)
+        put(2, "else:")
+        base = 3
     # insertion-sorted runs
-    put(2, f"for start in range(0, sorted_n, {RUN}):")
-    put(3, f"end = min(start + {RUN}, sorted_n)", "for i in range(start + 1, end):")
-    put(4, "v = k0[i]", *(["vi = i0[i]"] if indices else []), "j = i - 1")
-    put(4, "while j >= start and v < k0[j]:")
-    move(5, 0, "j + 1", 0, "j")
-    put(5, "j -= 1")
-    put(4, "k0[j + 1] = v", *(["i0[j + 1] = vi"] if indices else []))
+    put(base + 0, f"for start in range(0, sorted_n, {RUN}):")
+    put(base + 1, f"end = min(start + {RUN}, sorted_n)", "for i in range(start + 1, end):")
+    put(base + 2, "v = k0[i]", *(["vi = i0[i]"] if indices else []), "j = i - 1")
+    put(base + 2, "while j >= start and v < k0[j]:")
+    move(base + 3, 0, "j + 1", 0, "j")
+    put(base + 3, "j -= 1")
+    put(base + 2, "k0[j + 1] = v", *(["i0[j + 1] = vi"] if indices else []))
     # bottom-up merges, k0 -> k1 -> k0 ...
-    put(2, "src = 0", f"width = {RUN}", "while width < sorted_n:")
-    put(3, "for start in range(0, sorted_n, 2 * width):")
-    put(4, "mid = min(start + width, sorted_n)", "end = min(start + 2 * width, sorted_n)")
+    put(base + 0, f"width = {RUN}", "while width < sorted_n:")
+    put(base + 1, "for start in range(0, sorted_n, 2 * width):")
+    put(base + 2, "mid = min(start + width, sorted_n)", "end = min(start + 2 * width, sorted_n)")
     for s, d in ((0, 1), (1, 0)):
-        put(4, f"if src == {s}:")
-        put(5, "i = start", "j = mid", "k = start", "while i < mid and j < end:")
+        put(base + 2, f"if src == {s}:")
+        put(base + 3, "i = start", "j = mid", "k = start", "while i < mid and j < end:")
         # branch-free: the loads and stores are selected, not jumped to (random data
         # mispredicts a branch half the time)
-        put(6, f"t = k{s}[j] < k{s}[i]", f"k{d}[k] = k{s}[j] if t else k{s}[i]")
+        put(base + 4, f"t = k{s}[j] < k{s}[i]", f"k{d}[k] = k{s}[j] if t else k{s}[i]")
         if indices:
-            put(6, f"i{d}[k] = i{s}[j] if t else i{s}[i]")
-        put(6, "j += t", "i += 1 - t", "k += 1")
-        put(5, "while i < mid:")
-        move(6, d, "k", s, "i")
-        put(6, "i += 1", "k += 1")
-        put(5, "while j < end:")
-        move(6, d, "k", s, "j")
-        put(6, "j += 1", "k += 1")
-    put(3, "src = 1 - src", "width *= 2")
+            put(base + 4, f"i{d}[k] = i{s}[j] if t else i{s}[i]")
+        put(base + 4, "j += t", "i += 1 - t", "k += 1")
+        put(base + 3, "while i < mid:")
+        move(base + 4, d, "k", s, "i")
+        put(base + 4, "i += 1", "k += 1")
+        put(base + 3, "while j < end:")
+        move(base + 4, d, "k", s, "j")
+        put(base + 4, "j += 1", "k += 1")
+    put(base + 1, "src = 1 - src", "width *= 2")
+
     def result(row):
         return f"i{row}[k]" if indices else store(dtype, f"k{row}[k]")
 
@@ -109,3 +133,26 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
     put(3, "for k in range(sorted_n):", f"    out[p, k, q] = {result(1)}")
     put(2, "for k in range(sorted_n, m):", f"    out[p, k, q] = {result(0)}")
     return "\n".join(lines) + "\n"
+
+
+def _radix(put, move, dtype, indices):
+    """LSD radix sort of k0[:sorted_n] by the bytes of its keys, least significant first:
+    each pass counts the bytes, and (unless one byte value holds every key) moves the keys,
+    stably, into the other row in byte order. Values and indices move; keys are computed
+    from the values each pass."""
+    key, width = radix_key("{row}[k]", dtype)
+    put(3, f"for shift in range(0, {8 * width}, 8):")
+    put(4, "counts[:] = 0")
+    for s, d in ((0, 1), (1, 0)):
+        put(4, "if src == 0:" if s == 0 else "else:")
+        put(5, "for k in range(sorted_n):",
+            f"    counts[({key.format(row=f'k{s}')} >> shift) & 255] += 1",
+            f"b = ({key.format(row=f'k{s}').replace('[k]', '[0]')} >> shift) & 255",
+            "if counts[b] == sorted_n:", "    continue  # one byte value: order unchanged",
+            "total = 0", "for byte in range(256):",
+            "    here = counts[byte]", "    counts[byte] = total", "    total += here",
+            "for k in range(sorted_n):",
+            f"    b = ({key.format(row=f'k{s}')} >> shift) & 255",
+            "    at = counts[b]", "    counts[b] = at + 1")
+        move(6, d, "at", s, "k")
+        put(5, f"src = {d}")
