@@ -1,6 +1,6 @@
 """float16 against NumPy 2 as the oracle: NEP 50 promotion, NumPy's float16 loops (each op
 in float32, rounded to float16 where NumPy makes a float16 array), casts, reductions, matmul,
-in-place updates, AOT objects, and the cuda backend's refusal.
+in-place updates and AOT objects (the cuda backend: tests/cuda_sim/test_sim_dtypes.py).
 
 Tolerances, where NumPy is not exact itself:
 - + - * / sqrt, comparisons, casts, max/min, cumsum: bit for bit (float32 then one rounding
@@ -417,21 +417,6 @@ def test_half_precision_layernorm_and_mlp_layer_against_numpy():
 
 
 # --------------------------------------------------------------------------- backends
-
-
-def test_the_cuda_backend_refuses_float16_by_argument_and_op():
-    from jitc.backends import cuda
-
-    lo = jitc.jit(lambda x: x * 2).lower(jitc.spec("f16[4]"))
-    with pytest.raises(UnsupportedError, match="argument 'x' has dtype float16"):
-        cuda.refuse_dtypes(lo.graph, lo.arg_names)
-    lo = jitc.jit(lambda x: (x.astype(np.float16) + 1).astype(np.float32)).lower(
-        jitc.spec("f32[4]"))
-    with pytest.raises(UnsupportedError, match=r"computes in float16 at .*test_dtypes_float16"):
-        cuda.refuse_dtypes(lo.graph, lo.arg_names)
-    if "cuda" in jitc.backends.available():
-        with pytest.raises(UnsupportedError, match="argument 'x' has dtype float16"):
-            jitc.jit(lambda x: x + 1, backend="cuda")(np.ones(3, np.float16))
 
 
 @pytest.mark.parametrize("family", ["NATIVE", "PORTABLE"])

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
 from tests.test_aot import _load, run_c_test
 
 NEW = ["int8", "uint8", "int16", "uint16", "uint32", "uint64"]
@@ -321,7 +320,7 @@ def test_unsigned_index_arrays_gather_and_too_big_ones_are_out_of_bounds():
         f(t, np.array([2**64 - 1], np.uint64))  # -1 if taken as int64
 
 
-# --------------------------------------------------------------------------- refusals
+# --------------------------------------------------------------------------- float16 results
 
 
 def test_math_numpy_computes_in_float16_is_float16():
@@ -329,22 +328,6 @@ def test_math_numpy_computes_in_float16_is_float16():
     test_dtypes_float16.py); sqrt of float32-exact integers rounds the same everywhere."""
     _check(lambda x, y: (np.sqrt(x), np.sqrt(y), x / np.uint8(7)),
            np.arange(0, 256, 5, dtype=np.uint8), np.arange(-128, 128, 5, dtype=np.int8))
-
-
-def test_the_cuda_backend_refuses_the_new_dtypes_by_argument_and_op():
-    from jitc.backends import cuda
-
-    lo = jitc.jit(lambda x: x * 2).lower(jitc.spec("u8[4]"))
-    with pytest.raises(UnsupportedError, match="argument 'x' has dtype uint8"):
-        cuda.refuse_dtypes(lo.graph, lo.arg_names)
-    lo = jitc.jit(lambda x: (x.astype(np.int16) + 1).astype(np.float32)).lower(
-        jitc.spec("f32[4]"))
-    with pytest.raises(UnsupportedError, match=r"convert computes in int16 at .*test_dtypes_int"):
-        cuda.refuse_dtypes(lo.graph, lo.arg_names)
-    cuda.refuse_dtypes(jitc.jit(lambda x: x * 2).lower(jitc.spec("i32[4]")).graph)
-    if "cuda" in jitc.backends.available():
-        with pytest.raises(UnsupportedError, match="argument 'x' has dtype int8"):
-            jitc.jit(lambda x: x + 1, backend="cuda")(np.arange(3, dtype=np.int8))
 
 
 # --------------------------------------------------------------------------- AOT
