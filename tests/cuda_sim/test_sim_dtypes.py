@@ -11,6 +11,7 @@ matmul, in-place updates and a half-precision layer. tests/test_cuda_backend.py 
 same kinds of kernels for the GPU with ptxas.
 """
 
+import numpy as np
 import pytest
 
 import tests.test_dtypes_float16 as halves
@@ -85,3 +86,14 @@ def test_float16_matmul_updates_and_a_layer():
     halves.test_matmul_and_dot_within_the_float32_accumulation_bound(backend=CUDA)
     halves.test_in_place_updates_of_a_callers_float16_array(backends=(CUDA,))
     halves.test_half_precision_layernorm_and_mlp_layer_against_numpy(backend=CUDA)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint64, np.float16])
+def test_sorts_and_scans(dtype):
+    """Sorts compare float16 keys as float32 values (NaN last, -0.0 in input order); scans
+    round every float16 step."""
+    from tests import test_scans as scans
+    from tests import test_sorting as sorting
+
+    sorting.test_every_sort_over_every_axis_is_numpys_stable_sort(CUDA, dtype)
+    scans.test_every_scan_over_every_axis_is_numpys(CUDA, dtype)
