@@ -378,8 +378,6 @@ class Compiled:
                               for (kind, target), k in lowered.writebacks
                               if kind in ("arg", "captured")}
         module = backends.get(backend)
-        if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
-            module.refuse_dtypes(self.graph, lowered.arg_names)
         self.executable = module.compile(self.graph)
 
     def call_flat(self, leaves):

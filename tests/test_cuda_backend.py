@@ -54,7 +54,7 @@ def _optimized(fn, specs):
 
 SIM_MODULES = (["tests/cuda_sim/test_sim_surface.py"],
                ["tests/cuda_sim/test_sim_backend.py", "tests/cuda_sim/test_sim_examples.py",
-                "tests/cuda_sim/test_sim_mutation.py"])
+                "tests/cuda_sim/test_sim_mutation.py", "tests/cuda_sim/test_sim_dtypes.py"])
 
 
 def test_the_simulator_suite_passes():
@@ -174,6 +174,33 @@ def test_every_primitive_compiles_to_ptx_for_every_dtype():
     assert all(r.registers > 0 and r.spill_bytes == 0 for r in reports)
 
 
+def _half_ops(x, d):
+    return x * x + x, (d * 3).astype(np.float16), np.cumsum(x, axis=0), np.sort(x, axis=1)
+
+
+def _unsigned_ops(u):
+    return u // (u >> np.uint64(3)), np.fmod(u, np.uint64(7)), u ** 3, np.sign(u), -u, ~u
+
+
+@needs_toolchain
+def test_float16_and_uint64_kernels_convert_as_numpy_on_the_gpu():
+    """float16 elements load by cvt.f32.f16 and every float16 result rounds by cvt.rn.f16.f32;
+    float64 -> float16 rounds once (cvt.rn.f16.f64, as NumPy's npy_double_to_half); uint64
+    arithmetic, comparisons and literals stay in integers (numba would take a uint64 against
+    an int64 literal through float64)."""
+    half = _optimized(jitc.jit(_half_ops), [S("f16[4,5]"), S("f64[4,5]")])
+    texts = list(cuda_backend.kernels_ptx(half, "sm_80").values())
+    for text in texts:
+        toolchain.assemble(text, "sm_80")
+    assert all("cvt.f32.f16" in t for t in texts)
+    assert sum("cvt.rn.f16.f32" in t for t in texts) >= 2  # the arithmetic, the running sum
+    assert any("cvt.rn.f16.f64" in t and "cvt.rn.f32.f64" not in t for t in texts)
+    unsigned = _optimized(jitc.jit(_unsigned_ops), [S("u64[6]")])
+    for text in cuda_backend.kernels_ptx(unsigned, "sm_90").values():
+        toolchain.assemble(text, "sm_90")
+        assert ".f64" not in text and ".f32" not in text
+
+
 @needs_toolchain
 def test_scatter_kernels_of_traced_index_writes_assemble():
     """x[idx] = v and np.add.at with run-time indices: one thread per column, updates in
@@ -204,7 +231,9 @@ def test_scan_kernels_assemble_for_every_kind_and_dtype():
         lowered = jitc.jit(scans).lower(jitc.ShapeDtype((4, 5), dtype))
         for k in cuda_backend.kernels(lowered.compile(backend="reference").graph):
             kernels.setdefault((k.name, tuple(k.input_dtypes)), k)
-    assert len(kernels) >= 4 * len(programs.DTYPES) - 4  # bool, int32 cumsum/prod in int64
+    scans = [k for k in kernels.values() if "for k in range(1, " in k.source]
+    # running max/min keep every dtype (cumsum/cumprod of small integers run in 64 bits)
+    assert {np.dtype(k.input_dtypes[0]) for k in scans} == set(map(np.dtype, programs.DTYPES))
     for r in kernel_reports(list(kernels.values()), ("sm_90",)):
         assert r.registers > 0 and r.spill_bytes == 0, r
 

@@ -24,7 +24,7 @@ def every_scan(x):
 def _values(dtype, shape, rng):
     if dtype == np.bool_:
         return rng.random(shape) > 0.4
-    if np.dtype(dtype).kind == "i":
+    if np.dtype(dtype).kind in "iu":  # unsigned: -3..-1 wrap to the top of the range
         return rng.integers(-3, 4, shape).astype(dtype)
     x = (rng.standard_normal(shape) * 1.5).astype(dtype)
     x.flat[[3, 17, 40]] = [np.nan, np.inf, -np.inf]

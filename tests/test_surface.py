@@ -172,14 +172,12 @@ def check_same(got, want, rtol=None, atol_from=None, where=""):
         np.testing.assert_array_equal(got, want, err_msg=where)
 
 
-def _unsupported_dtypes(result, backend):
-    """A result dtype `backend` does not compute in (jitc's list; the cuda backend's own)."""
+def _unsupported_dtypes(result):
+    """A result dtype jitc does not compute in."""
     if isinstance(result, (tuple, list)):
-        return any(_unsupported_dtypes(r, backend) for r in result)
+        return any(_unsupported_dtypes(r) for r in result)
     from jitc.dtypes import SUPPORTED
 
-    if backend == "cuda":
-        from jitc.backends.cuda import DTYPES as SUPPORTED  # noqa: N811
     return isinstance(result, (np.ndarray, np.generic)) and result.dtype not in SUPPORTED
 
 
@@ -792,7 +790,7 @@ def run_case(case: Case, backend: str):
         per_mode = [[m.make(variant, mode, rng) for m in argset] for mode in case.modes]
         results = [numpy_result(case.fn, args) for args in per_mode]
         err = next((e for _, e in results if e is not None), None)
-        if err is None and not any(_unsupported_dtypes(w, backend) for w, _ in results):
+        if err is None and not any(_unsupported_dtypes(w) for w, _ in results):
             ok.append((vid, per_mode, [w for w, _ in results]))
             continue
         # Where NumPy raises, jitc raises the same kind of exception (at trace time); where

@@ -2,11 +2,12 @@
 
 `compile(graph)` needs a GPU or NUMBA_ENABLE_CUDASIM=1; `kernels(graph)` and `kernels_ptx(graph)`
 need neither (only the toolchain), which is how CI proves the GPU code compiles without a GPU.
+Kernels compute in every dtype jitc has, as the cpu backend does: integers wrap, divide and
+shift as NumPy's loops, float16 arrays hold float16 and each float16 op computes in float32,
+rounded to float16 (lowering.py).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 
 def is_available():
@@ -29,43 +30,9 @@ def is_available():
                    "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator")
 
 
-# The dtypes its kernels compute in. The 8- and 16-bit and unsigned integers and float16
-# (jitc's others) are refused by name: the lowering's casts, literals, shifts and division
-# helpers are written for int32/int64, and a kernel that ran on them would wrap and compare
-# wrongly; float16 would need the cpu backend's rounding after every op (backends/cpu/half.py).
-DTYPES = frozenset(map(np.dtype, (np.bool_, np.int32, np.int64, np.float32, np.float64)))
-
-
-def refuse_dtypes(graph, arg_names=()):
-    """UnsupportedError naming the first argument, or else the first op (with its user
-    file:line), whose dtype this backend does not compute in."""
-    from jitc.errors import UnsupportedError
-
-    others = ", ".join(d.name for d in sorted(DTYPES, key=str))
-    for p in graph.params:
-        if p.dtype not in DTYPES:
-            i = p.attrs["index"]
-            what = f"argument {arg_names[i]!r}" if i < len(arg_names) else f"parameter {i}"
-            raise UnsupportedError(f"backend 'cuda': {what} has dtype {p.dtype}; the cuda "
-                                   f"backend computes in {others} (use backend='cpu')")
-    stack = [graph]
-    while stack:
-        g = stack.pop()
-        for n in g.nodes:
-            if n.subgraph is not None:
-                stack.append(n.subgraph)
-            types = n.tuple_types or ((n.shape, n.dtype),)
-            bad = [d for _, d in types if d is not None and np.dtype(d) not in DTYPES]
-            if bad:
-                at = f" at {n.loc}" if n.loc else ""
-                raise UnsupportedError(f"backend 'cuda': {n.op} computes in {bad[0]}{at}; the "
-                                       f"cuda backend computes in {others} (use backend='cpu')")
-
-
 def compile(graph):
     from jitc.backends.cuda.executable import CudaExecutable
 
-    refuse_dtypes(graph)
     return CudaExecutable(graph)
 
 
@@ -73,7 +40,6 @@ def kernels(graph):
     """The distinct kernels a graph compiles to (source, argument types), no GPU needed."""
     from jitc.backends.cuda.program import build_program
 
-    refuse_dtypes(graph)
     return build_program(graph).kernels
 
 
@@ -82,5 +48,4 @@ def kernels_ptx(graph, arch: str = "sm_90") -> dict:
     from jitc.backends.cuda.program import build_program
     from jitc.backends.cuda.ptx import program_ptx
 
-    refuse_dtypes(graph)
     return program_ptx(build_program(graph), arch)

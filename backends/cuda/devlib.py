@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from jitc.backends.cuda import toolchain
-from jitc.backends.cuda.lowering import LIBDEVICE
+from jitc.backends.cuda.lowering import CAST, LIBDEVICE
 
 NAN = float("nan")
 INF = float("inf")
@@ -44,18 +44,26 @@ def _simulated_libdevice():
     return ns
 
 
+# The cast names generated code calls: the dtypes jitc computes in (lowering.CAST), float16
+# for storing float16 arrays, and b1, the bool dtype of shared/local arrays (bool values
+# need no cast).
+TYPES = {**{name: np.dtype(d) for d, name in CAST.items()},
+         "f16": np.dtype(np.float16), "b1": np.dtype(np.bool_)}
+
+
 def _bind():
     import numba.cuda  # noqa: F401  (fixes this process's choice: simulator or not)
 
     if toolchain.simulator_enabled():
-        return _simulated_libdevice(), np.float32, np.float64, np.int32, np.int64, np.bool_
-    from numba import boolean, float32, float64, int32, int64
+        return _simulated_libdevice(), {name: d.type for name, d in TYPES.items()}
+    from numba import types as nb
     from numba.cuda import libdevice
 
-    return libdevice, float32, float64, int32, int64, boolean
+    return libdevice, {name: nb.boolean if d.kind == "b" else getattr(nb, d.name)
+                       for name, d in TYPES.items()}
 
 
-# b1 names the bool dtype of shared/local arrays (bool values need no cast)
-nv, f32, f64, i32, i64, b1 = _bind()
+nv, _casts = _bind()
+globals().update(_casts)
 
-__all__ = ["nv", "f32", "f64", "i32", "i64", "b1", "NAN", "INF"]
+__all__ = ["nv", "NAN", "INF", *TYPES]

@@ -22,7 +22,7 @@ import numpy as np
 
 from jitc.backends.cuda.emitter import ELEMENT, BodyEmitter, Sizes, Writer, decompose, strides
 from jitc.backends.cuda.kernel import DTYPE_NAME, Kernel, assemble, indent
-from jitc.backends.cuda.lowering import cast, literal
+from jitc.backends.cuda.lowering import cast, literal, load, store
 from jitc.ir import Graph, Node
 from jitc.primitives import dot_free_dims
 
@@ -83,7 +83,7 @@ def _load(w: Writer, arr: str, node: Node, groups, sz: Sizes) -> str:
     terms = []
     for var, dims in groups:
         terms += _group_offset(w, var, dims, node.shape, sz)
-    return f"{arr}[{' + '.join(terms) or '0'}]"
+    return load(node.dtype, f"{arr}[{' + '.join(terms) or '0'}]")
 
 
 def _mac(acc: str, a: str, b: str, dtype) -> str:
@@ -122,8 +122,8 @@ class DotKernel:
         self.em.forget(ELEMENT)
         values = [self.em.value(o, idx)[0] for o in self.body.outputs]
         flat = f"(b * {sz(lay.M)} + m) * {sz(lay.N)} + n"
-        for k, v in enumerate(values):
-            w.line(f"out{k}[{flat}] = {v}")
+        for k, (o, v) in enumerate(zip(self.body.outputs, values)):
+            w.line(f"out{k}[{flat}] = {store(o.dtype, v)}")
         return w.take(ELEMENT)
 
     def _lhs(self, m: str, k: str) -> list[str]:

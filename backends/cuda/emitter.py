@@ -13,8 +13,10 @@ kernel: only ranks, dtypes and which dims are 1 (the broadcast pattern) shape th
 
 from __future__ import annotations
 
+import numpy as np
+
 from jitc import ops
-from jitc.backends.cuda.lowering import ERR_INDEX, cast, literal, lower
+from jitc.backends.cuda.lowering import ERR_INDEX, cast, literal, load, lower
 from jitc.errors import JitcError
 from jitc.ir import Graph, Node
 from jitc.recursion import run
@@ -75,6 +77,17 @@ class Writer:
         """The lines written at `level` so far (and forget them)."""
         lines, self.blocks[level] = self.blocks[level], []
         return lines
+
+
+def index_position(k: str, raw: str, dtype, size: str, w: Writer) -> None:
+    """Lines making `k` the int64 position of index `raw` (of integer `dtype`) into an axis
+    of `size`: a negative index counts from the end; an unsigned one never does (a uint64
+    past int64's range is negative as int64, and so out of bounds, not from the end)."""
+    w.line(f"{k} = i64({raw})")
+    if np.dtype(dtype).kind != "u":
+        w.open(f"if {k} < 0:")
+        w.line(f"{k} = {k} + {size}")
+        w.close()
 
 
 def strides(shape) -> list[int]:
@@ -181,7 +194,7 @@ class BodyEmitter:
             else:
                 off, level = offset(idx, n.shape, self.sz)
             arr = self.arrays[n]
-            return self._emit(level, lambda: f"{arr}[{off}]"), level
+            return self._emit(level, lambda: load(n.dtype, f"{arr}[{off}]")), level
         if op == "constant":
             return literal(n.attrs["value"][()], n.dtype), 0
         if op in ops.ELEMENTWISE:
@@ -290,10 +303,7 @@ class BodyEmitter:
         saved = w.level
         w.level = level
         k = w.tmp("k")
-        w.line(f"{k} = i64({raw})")
-        w.open(f"if {k} < 0:")
-        w.line(f"{k} = {k} + {size}")
-        w.close()
+        index_position(k, raw, ind.dtype, size, w)
         w.open(f"if {k} < 0 or {k} >= {size}:")
         w.line(w.error(ERR_INDEX))
         w.line(f"{k} = i64(0)")

@@ -66,6 +66,8 @@ def config(kernel: Kernel, policy: Policy) -> Config:
     if kernel.kind == "reduction":
         rows, rlen = info["rows"], info["rlen"]
         lanes = min(_pow2_at_least(rlen), policy.max_lanes)
+        if info["one_lane"]:  # a float16 sum: every add in order (reduction.in_order)
+            lanes = 1
         if not info["lanes_on_x"]:  # rows run along threadIdx.x: keep enough of them
             lanes = min(lanes, policy.max_lanes_across_rows)
         subs = max(1, min(policy.row_threads // lanes, _pow2_at_least(rows)))

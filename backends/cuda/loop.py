@@ -12,6 +12,7 @@ import numpy as np
 
 from jitc.backends.cuda.emitter import ELEMENT, BodyEmitter, LayoutError, Sizes, Writer, decompose
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
+from jitc.backends.cuda.lowering import store
 from jitc.ir import Graph
 
 
@@ -28,8 +29,8 @@ def loop_kernel(body: Graph) -> Kernel:
     idx = decompose(w, "flat", shape, [f"i{d}" for d in range(len(shape))], sz)
     em.flat = (idx, shape, "flat")
     values = [em.value(o, idx)[0] for o in body.outputs]
-    for k, v in enumerate(values):
-        w.line(f"out{k}[flat] = {v}")
+    for k, (o, v) in enumerate(zip(body.outputs, values)):
+        w.line(f"out{k}[flat] = {store(o.dtype, v)}")
     lines = w.take(0) + [f"for flat in range(cuda.grid(1), {n_total}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
     name, source = assemble("loop", len(body.params), len(body.outputs), 0, w.uses_err,

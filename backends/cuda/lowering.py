@@ -18,9 +18,32 @@ import numpy as np
 
 from jitc.errors import UnsupportedError
 
-CAST = {np.dtype(np.int32): "i32", np.dtype(np.int64): "i64",
-        np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
-INT_BITS = {np.dtype(np.int32): 32, np.dtype(np.int64): 64}
+HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
+# The typed casts generated code calls, by dtype (devlib.py binds them). A float16 *value* is
+# a float32 that float16 holds exactly (as on the cpu, backends/cpu/half.py): loaded from
+# its float16 array by `f32(...)`, rounded after every op that makes one by `f32(f16(...))`
+# (NumPy's float16 loops: the op in float32, the result rounded to float16), stored by
+# `f16(...)`; its "cast" is that rounding.
+CAST = {np.dtype(d): name for d, name in (
+    (np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
+    (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"), (np.uint64, "u64"),
+    (np.float32, "f32"), (np.float64, "f64"))}
+
+
+def value_dtype(dtype) -> np.dtype:
+    """The dtype a value of `dtype` has in generated code (float16: float32)."""
+    return SINGLE if np.dtype(dtype) == HALF else np.dtype(dtype)
+
+
+def load(dtype, element: str) -> str:
+    """An array element of `dtype` as a value."""
+    return f"f32({element})" if np.dtype(dtype) == HALF else element
+
+
+def store(dtype, value: str) -> str:
+    """A value of `dtype` as an element of its array."""
+    return f"f16({value})" if np.dtype(dtype) == HALF else value
+
 
 # NumPy ufunc name -> libdevice base name; the float32 routine is the name + "f".
 LIBDEVICE = {
@@ -56,19 +79,20 @@ class Statements(Protocol):
 
 
 def literal(value, dtype) -> str:
-    """A scalar constant typed as `dtype` in generated code."""
+    """A scalar constant typed as `dtype` in generated code (float16: the float16 value, as a
+    float32)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return "True" if value else "False"
     if dtype.kind == "f":
-        v = float(value)
+        v = float(np.asarray(value).astype(dtype)) if dtype == HALF else float(value)
         if math.isnan(v):
             text = "NAN"
         elif math.isinf(v):
             text = "INF" if v > 0 else "-INF"
         else:
             text = repr(v)
-        return f"{CAST[dtype]}({text})"
+        return f"{CAST[value_dtype(dtype)]}({text})"
     v = int(value)
     if v == np.iinfo(np.int64).min:  # -9223372036854775808 does not fit a literal's int64
         return f"{CAST[dtype]}({v + 1} - 1)"
@@ -76,8 +100,13 @@ def literal(value, dtype) -> str:
 
 
 def cast(expr: str, dtype) -> str:
+    """`expr` (a value of the same kind of dtype, or wider) as a value of `dtype`."""
     dtype = np.dtype(dtype)
-    return f"({expr})" if dtype.kind == "b" else f"{CAST[dtype]}({expr})"
+    if dtype.kind == "b":
+        return f"({expr})"
+    if dtype == HALF:
+        return f"f32(f16({expr}))"
+    return f"{CAST[dtype]}({expr})"
 
 
 def libdevice_name(ufunc: str, dtype) -> str:
@@ -92,43 +121,82 @@ def nv_call(ufunc: str, dtype, args) -> str:
     return f"nv.{libdevice_name(ufunc, dtype)}({', '.join(args)})"
 
 
+def _to_signed(a, src, dst, out: Statements) -> str:
+    """Float `a` to the signed `dst` (int32 or int64) as x86's cvttss2si / cvttsd2si, which
+    NumPy's casts run: NaN and out-of-range values give INT_MIN (the GPU's cvt saturates)."""
+    bits = dst.itemsize * 8
+    lo, hi = literal(-(2.0 ** (bits - 1)), src), literal(2.0 ** (bits - 1), src)
+    v = out.tmp()
+    out.line(f"{v} = {CAST[dst]}({a}) if ({a} >= {lo} and {a} < {hi}) else "
+             f"{literal(np.iinfo(dst).min, dst)}")
+    return v
+
+
+def _float_to_int(a, src, dst, out: Statements) -> str:
+    """As the cpu backend converts (backends/cpu/lowering.py float_to_int, NumPy on x86-64):
+    8- and 16-bit targets through int32, uint32 through int64, uint64 as int64 below 2**63
+    and offset by 2**63 above (so 1e19 converts exactly)."""
+    i32, i64 = np.dtype(np.int32), np.dtype(np.int64)
+    if dst.kind == "i" and dst.itemsize >= 4:
+        return _to_signed(a, src, dst, out)
+    if dst.itemsize <= 2:
+        return cast(_to_signed(a, src, i32, out), dst)
+    if dst == np.dtype(np.uint32):
+        return cast(_to_signed(a, src, i64, out), dst)
+    big, v, d = literal(2.0 ** 63, src), out.tmp(), out.tmp()
+    out.open(f"if {a} >= {big}:")
+    out.line(f"{d} = {cast(f'{a} - {big}', src)}")
+    out.line(f"{v} = u64({_to_signed(d, src, i64, out)}) ^ u64({2 ** 63})")
+    out.close()
+    out.open("else:")
+    out.line(f"{v} = u64({_to_signed(a, src, i64, out)})")
+    out.close()
+    return v
+
+
 def _convert(a, src, dst, out: Statements) -> str:
+    src = value_dtype(src)  # a float16 value is a float32
     if dst.kind == "b":
         return a if src.kind == "b" else f"({a} != {literal(0, src)})"
-    if src.kind == "f" and dst.kind == "i":
-        # NumPy on x86 (cvttss2si): NaN and out-of-range values give INT_MIN.
-        bits = INT_BITS[dst]
-        lo, hi = literal(-(2.0 ** (bits - 1)), src), literal(2.0 ** (bits - 1), src)
-        v = out.tmp()
-        out.line(f"{v} = {CAST[dst]}({a}) if ({a} >= {lo} and {a} < {hi}) else "
-                 f"{literal(np.iinfo(dst).min, dst)}")
-        return v
+    if src.kind == "f" and dst.kind in "iu":
+        return _float_to_int(a, src, dst, out)
+    if dst == HALF and src.kind in "iu":  # rounded once, as NumPy's npy_double_to_half
+        return cast(f"f64({a})", dst)
     return cast(a, dst)
 
 
-def _int_floor_divide(a, b, t, out):
+# Integer helpers write every literal in the operands' dtype: numba compares and combines a
+# uint64 with an int64 literal in float64.
+
+def _int_floor_divide(a, b, dtype, out):
+    """NumPy's: 0 for a zero divisor, INT_MIN // -1 wraps (LLVM's sdiv would trap)."""
+    t, zero = CAST[dtype], literal(0, dtype)
     q = out.tmp()
-    out.open(f"if {b} == 0:")
-    out.line(f"{q} = {t}(0)")
+    out.open(f"if {b} == {zero}:")
+    out.line(f"{q} = {zero}")
     out.close()
-    out.open(f"elif {b} == -1:")
-    out.line(f"{q} = {t}(-{a})")  # wraps for INT_MIN, as NumPy's
-    out.close()
+    if dtype.kind == "i":
+        out.open(f"elif {b} == {literal(-1, dtype)}:")
+        out.line(f"{q} = {t}(-{a})")  # wraps for INT_MIN, as NumPy's
+        out.close()
     out.open("else:")
     out.line(f"{q} = {t}({a} // {b})")
     out.close()
     return q
 
 
-def _int_remainder(a, b, t, out, c_semantics):
+def _int_remainder(a, b, dtype, out, c_semantics):
+    t, zero = CAST[dtype], literal(0, dtype)
     r = out.tmp()
-    out.open(f"if {b} == 0 or {b} == -1:")
-    out.line(f"{r} = {t}(0)")
+    signed = dtype.kind == "i"
+    out.open(f"if {b} == {zero} or {b} == {literal(-1, dtype)}:" if signed else
+             f"if {b} == {zero}:")
+    out.line(f"{r} = {zero}")
     out.close()
     out.open("else:")
     out.line(f"{r} = {t}({a} % {b})")  # floor semantics (sign of the divisor)
-    if c_semantics:  # fmod: the sign of the dividend
-        out.open(f"if {r} != 0 and ({r} < 0) != ({a} < 0):")
+    if c_semantics and signed:  # fmod: the sign of the dividend
+        out.open(f"if {r} != {zero} and ({r} < {zero}) != ({a} < {zero}):")
         out.line(f"{r} = {t}({r} - {b})")
         out.close()
     out.close()
@@ -182,30 +250,35 @@ def _float_remainder(a, b, dtype, out):
     return m
 
 
-def _int_power(a, b, t, out):
+def _int_power(a, b, dtype, out):
+    t, zero, one = CAST[dtype], literal(0, dtype), literal(1, dtype)
     r, base, e = out.tmp(), out.tmp(), out.tmp()
-    out.open(f"if {b} < 0:")
-    out.line(out.error(ERR_NEGATIVE_POWER))
-    out.close()
-    out.line(f"{r} = {t}(1)")
+    if dtype.kind == "i":
+        out.open(f"if {b} < {zero}:")
+        out.line(out.error(ERR_NEGATIVE_POWER))
+        out.close()
+    out.line(f"{r} = {one}")
     out.line(f"{base} = {a}")
     out.line(f"{e} = {b}")
-    out.open(f"while {e} > 0:")
-    out.open(f"if {e} & 1:")
+    out.open(f"while {e} > {zero}:")
+    out.open(f"if {e} & {one}:")
     out.line(f"{r} = {t}({r} * {base})")
     out.close()
     out.line(f"{base} = {t}({base} * {base})")
-    out.line(f"{e} = {e} >> 1")
+    out.line(f"{e} = {t}({e} >> {one})")
     out.close()
     return r
 
 
 def _shift(a, b, dtype, left, out):
-    t = CAST[dtype]
-    bits = INT_BITS[dtype]
+    """NumPy's npy_lshift/npy_rshift: a shift by the width or more (or by a negative count)
+    gives 0, or -1 for a negative value shifted right."""
+    t, zero = CAST[dtype], literal(0, dtype)
     r = out.tmp()
-    out.open(f"if {b} < 0 or {b} >= {bits}:")
-    out.line(f"{r} = {t}(0)" if left else f"{r} = {t}(-1) if {a} < 0 else {t}(0)")
+    past = f"{b} >= {literal(dtype.itemsize * 8, dtype)}"
+    out.open(f"if {b} < {zero} or {past}:" if dtype.kind == "i" else f"if {past}:")
+    out.line(f"{r} = {zero}" if left or dtype.kind == "u" else
+             f"{r} = {literal(-1, dtype)} if {a} < {zero} else {zero}")
     out.close()
     out.open("else:")
     out.line(f"{r} = {t}({a} {'<<' if left else '>>'} {b})")
@@ -257,6 +330,9 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         return _convert(a, dtype, result, out)
     if op == "select":
         return f"({args[1]} if {a} else {args[2]})"
+    if dtype == HALF:  # NumPy's float16 loops: the op in float32, rounded to float16
+        wide = lower(op, SINGLE, SINGLE if result == HALF else result, args, attrs, out)
+        return cast(wide, HALF) if result == HALF else wide
     if kind == "b":
         bool_ops = {"add": f"({a} | {b})", "maximum": f"({a} | {b})", "fmax": f"({a} | {b})",
                     "multiply": f"({a} & {b})", "minimum": f"({a} & {b})",
@@ -271,14 +347,13 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
                "greater": ">", "greater_equal": ">="}
     if op in compare:
         return f"({a} {compare[op]} {b})"
-    if op == "logical_and":
-        return f"(({a} != 0) & ({b} != 0))"
-    if op == "logical_or":
-        return f"(({a} != 0) | ({b} != 0))"
-    if op == "logical_xor":
-        return f"(({a} != 0) != ({b} != 0))"
-    if op == "logical_not":
-        return f"({a} == 0)"
+    zero = literal(0, dtype)
+    logical = {"logical_and": f"(({a} != {zero}) & ({b} != {zero}))",
+               "logical_or": f"(({a} != {zero}) | ({b} != {zero}))",
+               "logical_xor": f"(({a} != {zero}) != ({b} != {zero}))",
+               "logical_not": f"({a} == {zero})"}
+    if op in logical:
+        return logical[op]
     t = CAST.get(result)
     if kind == "f":
         if op in LIBDEVICE and op != "signbit":
@@ -302,8 +377,8 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
             return _logaddexp(a, b, dtype, True, out)
         if op == "sign":
             one = literal(1, dtype)
-            return (f"({one} if {a} > {literal(0, dtype)} else (-{one} if {a} < "
-                    f"{literal(0, dtype)} else ({a} if {a} != {a} else {literal(0, dtype)})))")
+            return (f"({one} if {a} > {zero} else (-{one} if {a} < {zero} else "
+                    f"({a} if {a} != {a} else {zero})))")
         if op == "reciprocal":
             return f"{t}({literal(1, dtype)} / {a})"
         if op == "divide":
@@ -312,7 +387,8 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
             return f"{t}({a} * {literal(math.pi / 180, dtype)})"
         if op == "rad2deg":
             return f"{t}({a} * {literal(180 / math.pi, dtype)})"
-    if kind == "i":
+    if kind in "iu":
+        signed = kind == "i"
         if op in ("floor", "ceil", "trunc", "rint"):
             return a
         if op in ("isnan", "isinf"):
@@ -320,30 +396,38 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "isfinite":
             return "True"
         if op == "signbit":
-            return f"({a} < 0)"
+            return f"({a} < {zero})" if signed else "False"
         if op == "sign":
-            return f"{t}(1 if {a} > 0 else (-1 if {a} < 0 else 0))"
+            return (f"{t}(1 if {a} > {zero} else (-1 if {a} < {zero} else 0))" if signed
+                    else f"{t}({a} != {zero})")
         if op == "floor_divide":
-            return _int_floor_divide(a, b, t, out)
+            return _int_floor_divide(a, b, dtype, out)
         if op == "remainder":
-            return _int_remainder(a, b, t, out, c_semantics=False)
+            return _int_remainder(a, b, dtype, out, c_semantics=False)
         if op == "fmod":
-            return _int_remainder(a, b, t, out, c_semantics=True)
+            return _int_remainder(a, b, dtype, out, c_semantics=True)
         if op == "power":
-            return _int_power(a, b, t, out)
+            return _int_power(a, b, dtype, out)
         if op == "left_shift":
             return _shift(a, b, dtype, True, out)
         if op == "right_shift":
             return _shift(a, b, dtype, False, out)
-        if op == "reciprocal":  # C's 1 / a: truncation, and NumPy's INT_MIN for 0
-            lo = literal(np.iinfo(dtype).min, dtype)
-            return f"({t}(1 if {a} == 1 else (-1 if {a} == -1 else 0)) if {a} != 0 else {lo})"
+        if op == "reciprocal":  # C's 1 / a: truncation; for 0, NumPy's own answer
+            with np.errstate(all="ignore"):
+                at_zero = literal(np.reciprocal(np.zeros(1, dtype))[0], dtype)
+            one = literal(1, dtype)
+            if not signed:
+                return f"({t}({a} == {one}) if {a} != {zero} else {at_zero})"
+            return (f"({t}(1 if {a} == {one} else (-1 if {a} == {literal(-1, dtype)} else 0)) "
+                    f"if {a} != {zero} else {at_zero})")
         if op == "invert":
             return f"{t}(~{a})"
         if op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
             sym = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}[op]
             return f"{t}({a} {sym} {b})"
-    if kind in "if":
+        if op == "absolute" and not signed:
+            return a
+    if kind in "iuf":
         arith = {"add": f"{a} + {b}", "subtract": f"{a} - {b}", "multiply": f"{a} * {b}",
                  "square": f"{a} * {a}", "negative": f"-{a}", "absolute": f"abs({a})"}
         if op in arith:

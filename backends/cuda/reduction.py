@@ -34,7 +34,7 @@ from jitc.backends.cuda.emitter import (
     offset,
 )
 from jitc.backends.cuda.kernel import DTYPE_NAME, Kernel, assemble, indent
-from jitc.backends.cuda.lowering import cast, literal
+from jitc.backends.cuda.lowering import HALF, cast, literal, store, value_dtype
 from jitc.ir import Graph, Node
 
 MAX_THREADS = 256  # threads per block of a reduction kernel (the shared tree's size)
@@ -45,6 +45,7 @@ BLOCK = 32
 EMPTY = "i64(9223372036854775807)"  # the index of an argmax partial that saw no element
 
 _INIT = {("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
+         ("sum", "u"): 0, ("prod", "u"): 1,
          ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
          ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True}
 
@@ -76,7 +77,14 @@ def combine(kind, a, b, dtype) -> str:
 
 def blocked(r: Node) -> bool:
     """Is `r` a float sum (summed in blocks, its partials and tree in float64)?"""
-    return r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
+    return r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f" and not in_order(r)
+
+
+def in_order(r: Node) -> bool:
+    """Is `r` a float16 sum or product? The tracer makes one only where NumPy rounds every add
+    (product) to float16, one element after the other in C order of the reduced axes
+    (lax.reduce): so its row runs on one lane, unblocked."""
+    return r.op == "reduce" and r.attrs["kind"] in ("sum", "prod") and r.dtype == HALF
 
 
 def partial_dtype(r: Node):
@@ -196,8 +204,9 @@ class RowKernel:
                                 len(scratch), w.uses_err, len(sz.values), indent(lines))
         return Kernel(name, "reduction", source, [p.dtype for p in body.params],
                       [o.dtype for o in body.outputs], sz.values,
-                      {"rows": self.rows, "rlen": self.rlen, "lanes_on_x": self.lanes_on_x},
-                      scratch=[n.dtype for n in scratch], uses_err=w.uses_err)
+                      {"rows": self.rows, "rlen": self.rlen, "lanes_on_x": self.lanes_on_x,
+                       "one_lane": any(map(in_order, self.reduces))},
+                      scratch=[value_dtype(n.dtype) for n in scratch], uses_err=w.uses_err)
 
     # -- scratch rows, one per thread slot, so the same thread reads what it wrote; laid out
     # so that a warp's accesses are consecutive
@@ -318,7 +327,7 @@ class RowKernel:
             values = [(k, em.value(body.outputs[k], self.index)[0]) for k in full]
             w.open("if live:")
             for k, v in values:
-                w.line(f"out{k}[{off}] = {v}")
+                w.line(f"out{k}[{off}] = {store(body.outputs[k].dtype, v)}")
             w.close()
             inner = w.take(ELEMENT)
             lines += w.take(ROW) + self._element_loop(inner)
@@ -333,7 +342,8 @@ class RowKernel:
                              for d in range(len(self.shape))))
                 values.append((k, em.value(o, idx)[0]))
             lines += w.take(ROW) + ["if live and lane == 0:"]
-            lines += indent([f"out{k}[row] = {v}" for k, v in values])
+            lines += indent([f"out{k}[row] = {store(body.outputs[k].dtype, v)}"
+                             for k, v in values])
         return lines
 
 

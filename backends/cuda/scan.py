@@ -13,7 +13,7 @@ import numpy as np
 from jitc.backends.cpu.scan import UFUNC_OF_KIND
 from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
-from jitc.backends.cuda.lowering import lower
+from jitc.backends.cuda.lowering import load, lower, store
 from jitc.ir import Node
 
 
@@ -29,14 +29,14 @@ def scan_kernel(node: Node) -> Kernel:
     w.line(f"p = col // {n_post}")
     w.line(f"q = col - p * {n_post}")
     w.line(f"at = p * {size} * {n_post} + q")
-    w.line("acc = a0[at]")
-    w.line("out0[at] = acc")
+    w.line(f"acc = {load(x.dtype, 'a0[at]')}")
+    w.line(f"out0[at] = {store(x.dtype, 'acc')}")
     w.open(f"for k in range(1, {size}):")
     w.line(f"at += {n_post}")
-    step = lower(UFUNC_OF_KIND[node.attrs["kind"]], node.dtype, node.dtype, ["acc", "a0[at]"],
-                 {}, w)
+    step = lower(UFUNC_OF_KIND[node.attrs["kind"]], node.dtype, node.dtype,
+                 ["acc", load(x.dtype, "a0[at]")], {}, w)
     w.line(f"acc = {step}")
-    w.line("out0[at] = acc")
+    w.line(f"out0[at] = {store(x.dtype, 'acc')}")
     w.close()
     lines = [f"for col in range(cuda.grid(1), {cols}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer
+from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer, index_position
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
-from jitc.backends.cuda.lowering import ERR_SCATTER, lower
+from jitc.backends.cuda.lowering import ERR_SCATTER, load, lower, store
 from jitc.ir import Node
 
 
@@ -32,19 +32,19 @@ def scatter_kernel(node: Node) -> Kernel:
     w.line(f"out0[(p * {size} + k) * {n_post} + q] = a0[(p * {size} + k) * {n_post} + q]")
     w.close()
     w.open(f"for j in range({m}):")
-    w.line("k = i64(a1[j])")
-    w.open("if k < 0:")
-    w.line(f"k += {size}")
-    w.close()
+    index_position("k", "a1[j]", idx.dtype, size, w)
     w.open(f"if k < 0 or k >= {size}:")
     w.line(w.error(ERR_SCATTER))
     w.line("break")
     w.close()
     w.line(f"at = (p * {size} + k) * {n_post} + q")
     w.line(f"u = a2[(p * {m} + j) * {n_post} + q]")
-    value = "u" if mode == "set" else lower(mode, node.dtype, node.dtype, ["out0[at]", "u"],
-                                            {}, w)
-    w.line(f"out0[at] = {value}")
+    if mode == "set":
+        w.line("out0[at] = u")
+    else:
+        t = node.dtype
+        step = lower(mode, t, t, [load(t, "out0[at]"), load(t, "u")], {}, w)
+        w.line(f"out0[at] = {store(t, step)}")
     w.close()
     lines = [f"for col in range(cuda.grid(1), {cols}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))

@@ -16,6 +16,7 @@ import numpy as np
 from jitc.backends.cpu.sort import RUN, less
 from jitc.backends.cuda.emitter import Sizes
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
+from jitc.backends.cuda.lowering import load
 from jitc.ir import Node
 
 
@@ -32,8 +33,8 @@ def sort_kernel(node: Node) -> Kernel:
     def at(k):
         return f"base + ({k}) * {n_post}"
 
-    def key(v):
-        return f"a0[{at(v)}]" if indices else v
+    def key(v):  # float16 keys compare as float32 values
+        return load(x.dtype, f"a0[{at(v)}]" if indices else v)
 
     cmp = x.dtype
     earlier = key(f"out0[{at('j')}]")

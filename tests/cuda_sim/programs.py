@@ -10,13 +10,20 @@ import numpy as np
 from jitc import ops
 from jitc.ir import Graph
 
-DTYPES = (np.bool_, np.int32, np.int64, np.float32, np.float64)
+DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+          np.uint64, np.float16, np.float32, np.float64)
 
-SPECIAL = {
-    np.float32: [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0],
-    np.float64: [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0],
+_FLOATS = [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0]
+SPECIAL = {  # each: 0, 1, the limits, and a shift count just inside the width (slot 10)
+    np.float16: _FLOATS, np.float32: _FLOATS, np.float64: _FLOATS,
+    np.int8: [0, 1, -1, 7, -7, 3, 127, -128, 2, -3, 7, 5],
+    np.int16: [0, 1, -1, 7, -7, 3, 2**15 - 1, -(2**15), 2, -3, 15, 5],
     np.int32: [0, 1, -1, 7, -7, 3, 2**31 - 1, -(2**31), 2, -3, 31, 5],
     np.int64: [0, 1, -1, 7, -7, 3, 2**63 - 1, -(2**63), 2, -3, 63, 5],
+    np.uint8: [0, 1, 255, 7, 200, 3, 254, 128, 2, 9, 7, 5],
+    np.uint16: [0, 1, 2**16 - 1, 7, 40000, 3, 2**16 - 2, 2**15, 2, 9, 15, 5],
+    np.uint32: [0, 1, 2**32 - 1, 7, 3 * 10**9, 3, 2**32 - 2, 2**31, 2, 9, 31, 5],
+    np.uint64: [0, 1, 2**64 - 1, 7, 2**63 + 5, 3, 2**64 - 2, 2**63, 2, 9, 63, 5],
     np.bool_: [True, False, True, True, False, False, True, False, True, False, True, False],
 }
 

@@ -54,11 +54,19 @@ def test_every_elementwise_primitive_on_special_values(dtype):
     a, b = programs.special_inputs(dtype)
     got = CudaExecutable(fused)(a, b)
     want = evaluate(g, [a, b])
+    rtol = {np.float16: 1e-3, np.float32: 4e-6, np.float64: 1e-13}
     for name, x, y in zip(names, got, want):
         assert x.dtype == y.dtype, name
+        if name.startswith("convert") and a.dtype.kind == "f" and x.dtype.kind in "iu":
+            # C leaves NaN and out-of-range conversions undefined, and NumPy's answer then
+            # depends on its loop, but for int32/int64 (x86's INT_MIN, as the kernels give)
+            info = np.iinfo(x.dtype)
+            with np.errstate(all="ignore"):  # float16 against uint64's limits: inf
+                keep = (np.trunc(a) >= info.min) & (np.trunc(a) <= info.max)
+            x, y = (x, y) if x.dtype.kind == "i" and x.itemsize >= 4 else (x[keep], y[keep])
         if x.dtype.kind == "f":
-            np.testing.assert_allclose(x, y, rtol=4e-6 if x.dtype == np.float32 else 1e-13,
-                                       atol=0, equal_nan=True, err_msg=name)
+            np.testing.assert_allclose(x, y, rtol=rtol[x.dtype.type], atol=0, equal_nan=True,
+                                       err_msg=name)
         else:
             np.testing.assert_array_equal(x, y, err_msg=name)
 
