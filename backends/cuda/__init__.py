@@ -9,6 +9,8 @@ rounded to float16 (lowering.py).
 
 from __future__ import annotations
 
+import numpy as np
+
 
 def is_available():
     """A GPU or the simulator, and numba-cuda (ptxas is only needed to assemble PTX)."""
@@ -33,7 +35,26 @@ def is_available():
 def compile(graph):
     from jitc.backends.cuda.executable import CudaExecutable
 
+    _refuse(graph)
     return CudaExecutable(graph)
+
+
+def _refuse(graph):
+    """UnsupportedError at the user's line for what these kernels would compute wrongly:
+    np.nextafter of float16 steps float16's bit pattern (the cpu backend does), but a cuda
+    kernel holds float16 values as float32, whose step rounds back to the same float16."""
+    from jitc.errors import UnsupportedError
+
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.nodes:
+            if n.subgraph is not None:
+                stack.append(n.subgraph)
+            if n.op == "nextafter" and n.dtype == np.dtype(np.float16):
+                at = f" at {n.loc}" if n.loc else ""
+                raise UnsupportedError(f"np.nextafter of float16{at}: the cuda backend has no "
+                                       "float16 bit step; use backend='cpu'")
 
 
 def kernels(graph):

@@ -51,6 +51,8 @@ def elementwise_graph(dtype) -> tuple[Graph, list[str]]:
             continue
         if op == "power" and dtype.kind == "i":
             continue  # NumPy raises for the negative exponents among the inputs
+        if op == "nextafter" and dtype == np.float16:
+            continue  # refused by the cuda backend (test_sim_backend)
         g.outputs.append(g.add(op, [a, b][:n], {}, (12,), loop[n]))
         names.append(op)
     for target in DTYPES:

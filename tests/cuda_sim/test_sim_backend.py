@@ -64,11 +64,21 @@ def test_every_elementwise_primitive_on_special_values(dtype):
             with np.errstate(all="ignore"):  # float16 against uint64's limits: inf
                 keep = (np.trunc(a) >= info.min) & (np.trunc(a) <= info.max)
             x, y = (x, y) if x.dtype.kind == "i" and x.itemsize >= 4 else (x[keep], y[keep])
-        if x.dtype.kind == "f":
+        if x.dtype.kind == "f" and name != "nextafter":  # (a step of one ulp: exact)
             np.testing.assert_allclose(x, y, rtol=rtol[x.dtype.type], atol=0, equal_nan=True,
                                        err_msg=name)
         else:
             np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+def test_float16_nextafter_is_refused_at_the_users_line():
+    def step(x):
+        return np.nextafter(x, np.float16(1))
+
+    with pytest.raises(jitc.errors.UnsupportedError,
+                       match=r"np.nextafter of float16 at .*test_sim_backend.py:\d+: the cuda "
+                             "backend has no float16 bit step; use backend='cpu'"):
+        jitc.jit(step, backend="cuda")(np.zeros(3, np.float16))
 
 
 @pytest.mark.parametrize("dtype", programs.DTYPES)
