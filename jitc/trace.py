@@ -157,6 +157,8 @@ class Tracer:
     itemsize = property(lambda self: self.node.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
     T = property(lambda self: api.transpose(self))
+    real = property(lambda self: api.complex.real(self))
+    imag = property(lambda self: api.complex.imag(self))
     mT = property(lambda self: api.swapaxes(self, -1, -2))
 
     def __repr__(self):
@@ -212,6 +214,8 @@ class Tracer:
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )
+        if func not in api.complex.FUNCTIONS:
+            api.complex.refuse_complex(_numpy_name(func), (*args, *kwargs.values()))
         return impl(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -330,6 +334,24 @@ class Tracer:
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
         return np.argpartition(self, kth, axis, kind, order)
+
+
+def _real_only(name):
+    """Tracer.<name> refusing complex values (ndarray methods NumPy defines with complex
+    rules jitc does not compute: ordering, |.|^2 in var)."""
+    method = getattr(Tracer, name)
+
+    def checked(self, *args, **kwargs):
+        api.complex.refuse_complex(f"ndarray.{name}", (self,))
+        return method(self, *args, **kwargs)
+
+    checked.__name__ = name
+    return checked
+
+
+for _name in ("var", "std", "max", "min", "argmax", "argmin", "any", "all", "clip", "round",
+              "sort", "partition"):
+    setattr(Tracer, _name, _real_only(_name))
 
 
 def _binary(ufunc, reflected=False):
