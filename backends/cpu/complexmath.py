@@ -1,0 +1,197 @@
+"""Complex helpers for generated kernels: NumPy's complex loops, built from jitc's real vmath.
+
+Every helper takes and returns complex128 (parts as float64); a complex64 op converts in and
+rounds out once (backends/cpu/lowering.py), so complex64 is computed in double precision
+and rounded to the nearest float32 parts (NumPy's complex64 loops are float precision).
+
+- c_mul, c_div: NumPy's loops exactly (the schoolbook product; Smith's quotient, a zero
+  divisor giving NumPy's inf/nan).
+- c_abs: hypot without overflow or underflow (power-of-two scaling), the sum of squares in
+  double-double and one Newton correction of the square root: within 1 ulp of libm's hypot.
+- c_exp, c_log, c_sqrt: C99 Annex G's special values (glibc, which NumPy calls), finite
+  values from vmath's exp/log/log1p/sin/cos; log's angle is atan2 (libm: vmath has none).
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from jitc.backends.cpu.vmath import cos_f64, exp_f64, log1p_f64, log_f64, sin_f64
+
+# No fast-math: the error-free products below rely on each operation rounding once.
+_jit = njit(forceinline=True, error_model="numpy", nogil=True)
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
+_BIG, _SMALL = 2.0 ** 500, 2.0 ** -500
+_DOWN, _UP = 2.0 ** -600, 2.0 ** 600
+
+__all__ = ["c_mul", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt",
+           "c_sqrt64", "c_eq"]
+
+
+@_jit
+def _two_prod(a, b):
+    """(p, e) with p + e == a * b exactly (Dekker)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+@_jit
+def c_mul(a, b):
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    return complex(ar * br - ai * bi, ar * bi + ai * br)
+
+
+@_jit
+def c_div(a, b):
+    """NumPy's complex divide loop (Smith's method; 0 divisor: each part over +0.0)."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    if abr >= abi:
+        if abr == 0.0 and abi == 0.0:
+            return complex(ar / abr, ai / abr)
+        rat = bi / br
+        scl = 1.0 / (br + bi * rat)
+        return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    rat = br / bi
+    scl = 1.0 / (bi + br * rat)
+    return complex((ar * rat + ai) * scl, (ai * rat - ar) * scl)
+
+
+@_jit
+def c_eq(a, b):
+    return a.real == b.real and a.imag == b.imag
+
+
+@_jit
+def c_abs(z):
+    """|z| of a complex64 value held as complex128: exact squares, one rounding to float64
+    (then one to float32 by the caller)."""
+    x, y = z.real, z.imag
+    if abs(x) == np.inf or abs(y) == np.inf:
+        return np.inf
+    return math.sqrt(x * x + y * y)
+
+
+@_jit
+def c_abs64(z):
+    """hypot(re, im) in float64 without overflow, within 1 ulp."""
+    x, y = abs(z.real), abs(z.imag)
+    if x == np.inf or y == np.inf:
+        return np.inf
+    if x != x or y != y:
+        return np.nan
+    m = max(x, y)
+    scale = 1.0
+    if m > _BIG:
+        x, y, scale = x * _DOWN, y * _DOWN, _UP
+    elif m < _SMALL:
+        x, y, scale = x * _UP, y * _UP, _DOWN
+    px, ex = _two_prod(x, x)
+    py, ey = _two_prod(y, y)
+    s = px + py
+    lo = (px - s) + py if px >= py else (py - s) + px
+    lo += ex + ey
+    h = math.sqrt(s)
+    if h == 0.0:
+        return 0.0
+    hh, he = _two_prod(h, h)
+    h += ((s - hh) - he + lo) / (2.0 * h)
+    return h * scale
+
+
+@_jit
+def c_exp(z):
+    x, y = z.real, z.imag
+    if y == 0.0:
+        return complex(exp_f64(x), y)
+    if abs(x) == np.inf and not abs(y) < np.inf:
+        return complex(np.inf, y - y) if x > 0 else complex(0.0, 0.0)
+    if x > 709.0:  # e^x overflows before e^x * cos(y) does: two half factors
+        r = exp_f64(0.5 * x)
+        return complex(r * cos_f64(y) * r, r * sin_f64(y) * r)
+    r = exp_f64(x)
+    return complex(r * cos_f64(y), r * sin_f64(y))
+
+
+@_jit
+def _log_abs_near_one(m, n):
+    """log|z| for 0.5 <= m <= 2 (m >= n >= 0): log1p of m^2 + n^2 - 1 in double-double."""
+    px, ex = _two_prod(m, m)
+    py, ey = _two_prod(n, n)
+    a = px - 1.0  # exact (Sterbenz)
+    s = a + py
+    err = (a - s) + py if abs(a) >= py else (py - s) + a
+    return 0.5 * log1p_f64(s + (err + ex + ey))
+
+
+@_jit
+def _log_parts(x, y, modulus):
+    if abs(x) == np.inf or abs(y) == np.inf:
+        return complex(np.inf, math.atan2(y, x))
+    if x != x or y != y:
+        return complex(np.nan, np.nan)
+    return complex(modulus, math.atan2(y, x))
+
+
+@_jit
+def c_log(z):
+    """log of a complex64 value held as complex128 (its squares exact in float64)."""
+    x, y = z.real, z.imag
+    return _log_parts(x, y, 0.5 * log_f64(x * x + y * y))
+
+
+@_jit
+def c_log64(z):
+    x, y = z.real, z.imag
+    m, n = max(abs(x), abs(y)), min(abs(x), abs(y))
+    if 0.5 <= m <= 2.0:
+        modulus = _log_abs_near_one(m, n)
+    elif m == 0.0:
+        modulus = -np.inf
+    else:
+        r = n / m
+        modulus = log_f64(m) + 0.5 * log1p_f64(r * r)
+    return _log_parts(x, y, modulus)
+
+
+@_jit
+def _sqrt_parts(x, y, h):
+    """C99's csqrt given h = |z| (Kahan): the root of the larger part, then the other."""
+    if abs(y) == np.inf:
+        return complex(np.inf, y)
+    if x != x:
+        return complex(np.nan, np.nan)
+    if x == np.inf:
+        return complex(np.inf, y - y if y != y else math.copysign(0.0, y))
+    if x == -np.inf:
+        return complex(y - y if y != y else 0.0, math.copysign(np.inf, y))
+    if y != y:
+        return complex(np.nan, np.nan)
+    if x == 0.0 and y == 0.0:
+        return complex(0.0, y)
+    t = math.sqrt(0.5 * abs(x) + 0.5 * h) if h > 1e300 else math.sqrt((abs(x) + h) * 0.5)
+    if x >= 0.0:
+        return complex(t, y / (2.0 * t))
+    return complex(abs(y) / (2.0 * t), math.copysign(t, y))
+
+
+@_jit
+def c_sqrt(z):
+    """sqrt of a complex64 value held as complex128 (no overflow in float64)."""
+    return _sqrt_parts(z.real, z.imag, c_abs(z))
+
+
+@_jit
+def c_sqrt64(z):
+    x, y = z.real, z.imag
+    if 0.0 < max(abs(x), abs(y)) < 1e-300:  # subnormal parts: scale by 2^200, root 2^-100
+        w = _sqrt_parts(x * 2.0 ** 200, y * 2.0 ** 200, c_abs64(z * 2.0 ** 200))
+        return complex(w.real * 2.0 ** -100, w.imag * 2.0 ** -100)
+    return _sqrt_parts(x, y, c_abs64(z))
