@@ -1,12 +1,11 @@
 """Complex helpers for generated kernels: NumPy's complex loops, built from jitc's real vmath.
 
-Every helper takes and returns complex128 (parts as float64); a complex64 op converts in and
-rounds out once (backends/cpu/lowering.py), so complex64 is computed in double precision
-and rounded to the nearest float32 parts (NumPy's complex64 loops are float precision).
-
-- c_mul, c_div: NumPy's loops exactly (the schoolbook product; Smith's quotient, a zero
-  divisor giving NumPy's inf/nan).
-- c_abs: hypot without overflow or underflow (power-of-two scaling), the sum of squares in
+c_mul and c_div are NumPy's loops exactly, in the operands' precision (the product as
+NumPy's SIMD loop fuses it, re = fma(ar, br, -ai bi), im = fma(ar, bi, ai br), which decides
+inf - inf and subnormal results; Smith's quotient, a zero divisor giving NumPy's inf/nan). The math helpers take and
+return complex128; a complex64 value is widened in and rounded out once (lowering.py), so
+its abs/exp/log/sqrt are computed in double precision (no overflow of its squares):
+- c_abs64: hypot without overflow or underflow (power-of-two scaling), the sum of squares in
   double-double and one Newton correction of the square root: within 1 ulp of libm's hypot.
 - c_exp, c_log, c_sqrt: C99 Annex G's special values (glibc, which NumPy calls), finite
   values from vmath's exp/log/log1p/sin/cos; log's angle is atan2 (libm: vmath has none).
@@ -15,7 +14,8 @@ and rounded to the nearest float32 parts (NumPy's complex64 loops are float prec
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from jitc.backends.cpu.vmath import cos_f64, exp_f64, log1p_f64, log_f64, sin_f64
 
@@ -42,25 +42,38 @@ def _two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c rounded once (LLVM's llvm.fma: the FMA instruction on the host)."""
+    if not isinstance(a, types.Float) or not a == b == c:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
+
 @_jit
 def c_mul(a, b):
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    return complex(ar * br - ai * bi, ar * bi + ai * br)
+    return complex(fma(ar, br, -(ai * bi)), fma(ar, bi, ai * br))
 
 
 @_jit
-def c_div(a, b):
-    """NumPy's complex divide loop (Smith's method; 0 divisor: each part over +0.0)."""
+def c_div(a, b, one):
+    """NumPy's complex divide loop (Smith's method; 0 divisor: each part over +0.0) in the
+    parts' precision (`one` is 1 in their dtype)."""
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     abr, abi = abs(br), abs(bi)
     if abr >= abi:
         if abr == 0.0 and abi == 0.0:
             return complex(ar / abr, ai / abr)
         rat = bi / br
-        scl = 1.0 / (br + bi * rat)
+        scl = one / (br + bi * rat)
         return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
     rat = br / bi
-    scl = 1.0 / (bi + br * rat)
+    scl = one / (bi + br * rat)
     return complex((ar * rat + ai) * scl, (ai * rat - ar) * scl)
 
 

@@ -214,20 +214,21 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
 
 
-# Complex ops on complex128 values (complexmath.py's helpers take complex128): a complex64
-# operand is widened on the way in and each result rounded once on the way out.
+# Complex ops in the operands' own precision, as NumPy's loops (a complex64 product
+# overflows where float32 does); `one` is 1 in the parts' dtype.
 _COMPLEX_HELPERS = {
-    "multiply": "c_mul({a}, {b})", "divide": "c_div({a}, {b})", "square": "c_mul({a}, {a})",
-    "exp": "c_exp({a})", "equal": "c_eq({a}, {b})", "not_equal": "not c_eq({a}, {b})",
+    "multiply": "c_mul({a}, {b})", "divide": "c_div({a}, {b}, {one})",
+    "square": "c_mul({a}, {a})", "equal": "c_eq({a}, {b})", "not_equal": "not c_eq({a}, {b})",
     "add": "{a} + {b}", "subtract": "{a} - {b}", "negative": "-{a}",
     "conjugate": "complex({a}.real, -{a}.imag)", "real": "{a}.real", "imag": "{a}.imag",
     "isnan": "({a}.real != {a}.real or {a}.imag != {a}.imag)",
     "isinf": "(abs({a}.real) == np.inf or abs({a}.imag) == np.inf)",
     "isfinite": "(abs({a}.real) < np.inf and abs({a}.imag) < np.inf)",
 }
-# complex64 and complex128 differ: complex64's parts square exactly in float64.
+# Complex math on complex128 values (complexmath.py): a complex64 operand is widened on
+# the way in (its parts square exactly in float64) and each result rounded once.
 _COMPLEX_BY_WIDTH = {"absolute": ("c_abs", "c_abs64"), "log": ("c_log", "c_log64"),
-                     "sqrt": ("c_sqrt", "c_sqrt64")}
+                     "sqrt": ("c_sqrt", "c_sqrt64"), "exp": ("c_exp", "c_exp")}
 
 
 def lower_complex(op, dtype, result, args) -> str:
@@ -242,11 +243,12 @@ def lower_complex(op, dtype, result, args) -> str:
         if dtype == HALF:
             return f"{t}(complex({args[0]}, 0.0))"
         return f"{t}({args[0]})"
-    wide = [f"np.complex128({a})" for a in args]
     if op in _COMPLEX_BY_WIDTH:
         fn = _COMPLEX_BY_WIDTH[op][dtype == np.dtype(np.complex128)]
-        return f"{t}({fn}({wide[0]}))"
+        return f"{t}({fn}(np.complex128({args[0]})))"
     if op not in _COMPLEX_HELPERS:
         raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
-    expr = _COMPLEX_HELPERS[op].format(a=wide[0], b=wide[1] if len(wide) > 1 else None)
+    one = literal(1, np.finfo(dtype).dtype)
+    expr = _COMPLEX_HELPERS[op].format(a=args[0], b=args[1] if len(args) > 1 else None,
+                                       one=one)
     return f"{t}({expr})"
