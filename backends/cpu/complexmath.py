@@ -204,7 +204,11 @@ def c_sqrt(z):
 @_jit
 def c_sqrt64(z):
     x, y = z.real, z.imag
-    if 0.0 < max(abs(x), abs(y)) < 1e-300:  # subnormal parts: scale by 2^200, root 2^-100
+    m = max(abs(x), abs(y))
+    if 0.0 < m < 1e-300:  # subnormal parts: scale by 2^200, root 2^-100
         w = _sqrt_parts(x * 2.0 ** 200, y * 2.0 ** 200, c_abs64(z * 2.0 ** 200))
         return complex(w.real * 2.0 ** -100, w.imag * 2.0 ** -100)
+    if 1e300 < m < np.inf:  # |z| would overflow: scale by 1/4, root by 2
+        w = _sqrt_parts(x * 0.25, y * 0.25, c_abs64(z * 0.25))
+        return complex(w.real * 2.0, w.imag * 2.0)
     return _sqrt_parts(x, y, c_abs64(z))

@@ -49,7 +49,7 @@ class KernelSource:
 
 _REDUCE_INIT = {
     ("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
-    ("sum", "u"): 0, ("prod", "u"): 1,
+    ("sum", "u"): 0, ("prod", "u"): 1, ("sum", "c"): 0, ("prod", "c"): 1,
     ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
     ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True,
 }
@@ -75,6 +75,8 @@ def _combine(kind, acc, v, dtype):
         return f"({acc} or {v})" if dtype.kind == "b" else f"{t}({acc} + {v})"
     if kind == "prod":
         # reassociable: LLVM multiplies in vector lanes
+        if dtype.kind == "c":  # NumPy's complex product (fused as its multiply loop)
+            return f"{t}(c_mul({acc}, {v}))"
         return f"({acc} and {v})" if dtype.kind == "b" else (
             f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" and dtype != np.float16
             else f"{t}({acc} * {v})")  # float16: each product rounded, in order

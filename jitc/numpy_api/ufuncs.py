@@ -341,7 +341,7 @@ def _user_stacklevel() -> int:
 def astype(a, dtype):
     a = _lifted(a)
     dtype = check_supported(dtype, "astype target")
-    if a.dtype.kind == "c" and dtype.kind != "c":
+    if a.dtype.kind == "c" and dtype.kind not in "cb":  # to bool: z != 0, no warning
         # NumPy's cast keeps the real part and warns (at trace time here, once per trace)
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=_user_stacklevel())
