@@ -214,7 +214,7 @@ class Tracer:
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )
-        if func not in api.complex.FUNCTIONS:
+        if func not in api.complex.FUNCTIONS and func not in api.complex.OWN_ERRORS:
             api.complex.refuse_complex(_numpy_name(func), (*args, *kwargs.values()))
         return impl(*args, **kwargs)
 
@@ -349,8 +349,10 @@ def _real_only(name):
     return checked
 
 
-for _name in ("var", "std", "max", "min", "argmax", "argmin", "any", "all", "clip", "round",
-              "sort", "partition"):
+REAL_ONLY_METHODS = ("var", "std", "max", "min", "argmax", "argmin", "any", "all", "clip",
+                     "round", "sort", "partition", "argsort", "argpartition", "cumsum",
+                     "cumprod")
+for _name in REAL_ONLY_METHODS:
     setattr(Tracer, _name, _real_only(_name))
 
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from jitc.backends.cpu.vmath import cos_f64, exp_f64, log1p_f64, log_f64, sin_f64
 
@@ -25,8 +25,8 @@ _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
 _BIG, _SMALL = 2.0 ** 500, 2.0 ** -500
 _DOWN, _UP = 2.0 ** -600, 2.0 ** 600
 
-__all__ = ["c_mul", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt",
-           "c_sqrt64", "c_eq"]
+__all__ = ["c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt", "c_sqrt64",
+           "c_eq", "JIT", "PORTABLE"]
 
 
 @_jit
@@ -54,10 +54,44 @@ def fma(typingctx, a, b, c):
     return a(a, b, c), codegen
 
 
-@_jit
-def c_mul(a, b):
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    return complex(fma(ar, br, -(ai * bi)), fma(ar, bi, ai * br))
+def portable_fma(a, b, c):
+    """a * b + c without an FMA instruction or libm's fma (AOT's x86-64 baseline has none
+    and its objects import nothing): float32 in float64 (the product exact, one rounding
+    to float64 then float32); float64 by Dekker's exact product, with fma's infinities
+    (a subnormal product is not exact there: its result may differ in the last bit)."""
+
+
+@overload(portable_fma, inline="always")
+def _portable_fma(a, b, c):
+    if a == types.float32:
+        return lambda a, b, c: np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+    if a == types.float64:
+        def fma64(a, b, c):
+            if abs(c) == np.inf and abs(a) < np.inf and abs(b) < np.inf:
+                return c  # a finite product does not cancel an infinite addend
+            p, e = _two_prod(a, b)
+            s = p + c
+            if not (abs(s) < np.inf and abs(e) < np.inf):  # (a part past 2^996: no split)
+                return s
+            low = ((p - s) + c if abs(p) >= abs(c) else (c - s) + p) + e
+            return s + low if low != 0.0 else s  # s keeps the sign of an exact zero
+        return fma64
+    return None
+
+
+def _family(fused):
+    """The complex product (and the helpers built on it) over one fma."""
+
+    @_jit
+    def c_mul(a, b):
+        ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+        return complex(fused(ar, br, -(ai * bi)), fused(ar, bi, ai * br))
+
+    return {"c_mul": c_mul}
+
+
+JIT = _family(fma)
+PORTABLE = _family(portable_fma)
 
 
 @_jit
