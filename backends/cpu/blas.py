@@ -30,7 +30,8 @@ def blas_address(dtype, routine: str, library: str = "blas") -> int:
     import importlib
 
     module = importlib.import_module(f"scipy.linalg.cython_{library}")
-    capsule = module.__pyx_capi__[{"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char] + routine]
+    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
+    capsule = module.__pyx_capi__[prefix + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer

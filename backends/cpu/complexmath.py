@@ -2,9 +2,10 @@
 
 c_mul and c_div are NumPy's loops exactly, in the operands' precision (the product as
 NumPy's SIMD loop fuses it, re = fma(ar, br, -ai bi), im = fma(ar, bi, ai br), which decides
-inf - inf and subnormal results; Smith's quotient, a zero divisor giving NumPy's inf/nan). The math helpers take and
-return complex128; a complex64 value is widened in and rounded out once (lowering.py), so
-its abs/exp/log/sqrt are computed in double precision (no overflow of its squares):
+inf - inf and subnormal results; Smith's quotient, a zero divisor giving NumPy's inf/nan).
+The math helpers take and return complex128; a complex64 value is widened in and rounded
+out once (lowering.py), so its abs/exp/log/sqrt are computed in double precision (no
+overflow of its squares):
 - c_abs64: hypot without overflow or underflow (power-of-two scaling), the sum of squares in
   double-double and one Newton correction of the square root: within 1 ulp of libm's hypot.
 - c_exp, c_log, c_sqrt: C99 Annex G's special values (glibc, which NumPy calls), finite

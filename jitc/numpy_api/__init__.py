@@ -57,8 +57,8 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "complex", "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack", "reductions",
-    "scans", "shapes", "shifts", "sorting", "ufuncs", "writes",
+    "complex", "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
+    "reductions", "scans", "shapes", "shifts", "sorting", "ufuncs", "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

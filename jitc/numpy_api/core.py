@@ -10,7 +10,7 @@ import numpy as np
 
 from jitc import lax
 from jitc.dtypes import SUPPORTED
-from jitc.errors import JitcError, UnsupportedError
+from jitc.errors import JitcError
 from jitc.source import where
 
 FUNCTIONS: dict = {}  # each supported NumPy function -> its implementation on Tracers
