@@ -49,7 +49,9 @@ def _refuse_complex(op, dtypes, attrs, loc):
     if dtype is None:
         return
     what = op if op != "reduce" else f"reduce {attrs['kind']}"
-    if op in COMPLEX and (op != "reduce" or attrs["kind"] in COMPLEX_REDUCE_KINDS):
+    if op == "convert" and dtypes[0].kind == "c" and dtypes[-1].kind not in "cb":
+        what = f"convert to {dtypes[-1]}"  # only of a real part (lax.real), never silently
+    elif op in COMPLEX and (op != "reduce" or attrs["kind"] in COMPLEX_REDUCE_KINDS):
         return
     raise UnsupportedError(f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc "
                            "computes complex arithmetic, abs, angle, conj, real/imag, exp, "

@@ -266,6 +266,11 @@ class Tracer:
     def dot(self, other):
         return api.dot(self, other)
 
+    def conj(self):
+        return np.conjugate(self)
+
+    conjugate = conj
+
     def clip(self, min=None, max=None, out=None):
         return api.clip(self, min, max, out)
 
