@@ -159,6 +159,21 @@ def test_arithmetic_over_every_pair_of_special_values_is_numpys_bit_for_bit(c, b
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_identities_that_are_not_identities_for_complex(backend):
+    """z * 1 is not z (inf*1j * (1+0j) is nan+infj), z + 0 not z (-0.0 parts), a sum or
+    product over a unit axis not a reshape: the algebra pass leaves them to NumPy's loops."""
+    z = _edges(C64).reshape(-1, 1)
+
+    def f(z):
+        return (z * 1, 1.0 * z, z + 0, z - 0j, z / 1, z.sum(axis=1), z.prod(axis=1),
+                np.mean(z, axis=1))
+
+    got, want = _run(f, z, backend=backend)
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same(g, w, f"output {k}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_zero_d_and_empty_arrays_and_numpy_scalars(backend):
     z0 = np.array(1.5 - 2j, C64)
     s = np.complex128(3 + 4j)
@@ -520,3 +535,12 @@ def test_creation_functions_make_complex_arrays():
         got, want = _run(f, z, backend=backend)
         for g, w in zip(got, want):
             _same(g, w, backend)
+
+
+def test_part_primitives_need_complex_operands():
+    from jitc.errors import ShapeError
+    from jitc.primitives import PRIMITIVES
+
+    with pytest.raises(ShapeError, match="imag: operand must be complex, got float32"):
+        PRIMITIVES["imag"].infer([((3,), np.dtype(np.float32))], {})
+    assert PRIMITIVES["absolute"].infer([((3,), C128)], {}) == ((3,), np.dtype(np.float64))
