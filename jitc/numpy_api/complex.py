@@ -45,7 +45,7 @@ def _shape_functions():
              "broadcast_to", "ravel", "concatenate", "stack", "hstack", "vstack", "split",
              "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "copy", "take",
              "zeros_like", "ones_like", "full_like", "empty_like", "flip", "fliplr",
-             "flipud", "roll", "tile", "repeat", "diagonal", "trace", "shape", "ndim",
+             "flipud", "roll", "tile", "repeat", "diagonal", "shape", "ndim",
              "size", "result_type", "astype", "iscomplexobj", "isrealobj")
     return {getattr(np, n) for n in names if hasattr(np, n)}
 
@@ -54,7 +54,7 @@ def _shape_functions():
 # TypeError "x may not be complex"): not refused here, so the user sees NumPy's error.
 OWN_ERRORS = frozenset({np.digitize})
 FUNCTIONS = _shape_functions() | {np.real, np.imag, np.angle, np.where, np.sum, np.prod,
-                                  np.mean, np.dot, np.matmul}
+                                  np.mean, np.trace, np.dot, np.matmul}
 
 
 def _complex_dtype(values):
