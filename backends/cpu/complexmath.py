@@ -9,7 +9,9 @@ overflow of its squares):
 - c_abs64: hypot without overflow or underflow (power-of-two scaling), the sum of squares in
   double-double and one Newton correction of the square root: within 1 ulp of libm's hypot.
 - c_exp, c_log, c_sqrt: C99 Annex G's special values (glibc, which NumPy calls), finite
-  values from vmath's exp/log/log1p/sin/cos; log's angle is atan2 (libm: vmath has none).
+  values from vmath's exp/log/log1p/sin/cos; log's angle from atan2_f64 below.
+- atan2_f64: fdlibm's atan2 (its reduction to four breakpoints, atan(bp) in two parts and
+  the degree-11 odd polynomial; the same special values), within 1 ulp of NumPy's.
 """
 
 import math
@@ -26,7 +28,7 @@ _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
 _BIG, _SMALL = 2.0 ** 500, 2.0 ** -500
 _DOWN, _UP = 2.0 ** -600, 2.0 ** 600
 
-__all__ = ["c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt", "c_sqrt64",
+__all__ = ["atan2_f64", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt", "c_sqrt64",
            "c_eq", "JIT", "PORTABLE"]
 
 
@@ -179,13 +181,67 @@ def _log_abs_near_one(m, n):
     return 0.5 * log1p_f64(s + (err + ex + ey))
 
 
+# fdlibm's atan: atan(t) = t - t^3 (AT0 + AT1 t^2 + ...) on |t| < 7/16; atan(bp) for the
+# breakpoints 0.5, 1, 1.5, inf as hi + lo.
+_AT = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+       -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+       6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+       -3.65315727442169155270e-02, 1.62858201153657823623e-02)
+_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
+            9.82793723247329054082e-01, 1.57079632679489655800e+00)
+_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
+            1.39033110312309984516e-17, 6.12323399573676603587e-17)
+_PI, _PI_LO = 3.1415926535897931160e+00, 1.2246467991473531772e-16
+
+
+@_jit
+def _atan_nonneg(x):
+    """atan(x) for x >= 0 (inf included)."""
+    if x < 0.4375:
+        t, k = x, -1
+    elif x < 0.6875:
+        t, k = (2.0 * x - 1.0) / (2.0 + x), 0
+    elif x < 1.1875:
+        t, k = (x - 1.0) / (x + 1.0), 1
+    elif x < 2.4375:
+        t, k = (x - 1.5) / (1.0 + 1.5 * x), 2
+    else:
+        t, k = -1.0 / x, 3
+    z = t * t
+    w = z * z
+    s1 = z * (_AT[0] + w * (_AT[2] + w * (_AT[4] + w * (_AT[6] + w * (_AT[8] + w * _AT[10])))))
+    s2 = w * (_AT[1] + w * (_AT[3] + w * (_AT[5] + w * (_AT[7] + w * _AT[9]))))
+    if k < 0:
+        return t - t * (s1 + s2)
+    return _ATAN_HI[k] - ((t * (s1 + s2) - _ATAN_LO[k]) - t)
+
+
+@_jit
+def atan2_f64(y, x):
+    """The angle of (x, y), as C's atan2 (signed zeros and infinities included)."""
+    if x != x or y != y:
+        return x + y
+    if y == 0.0:  # +-0 toward x >= +0, +-pi toward x <= -0
+        return y if not np.signbit(x) else math.copysign(_PI, y)
+    if x == 0.0 or (abs(y) == np.inf and abs(x) < np.inf):
+        return math.copysign(0.5 * _PI, y)
+    if abs(x) == np.inf:
+        if abs(y) == np.inf:
+            return math.copysign(0.25 * _PI if x > 0 else 0.75 * _PI, y)
+        return math.copysign(0.0 if x > 0 else _PI, y)
+    z = _atan_nonneg(abs(y / x))
+    if x > 0:
+        return math.copysign(z, y)
+    return math.copysign(_PI - (z - _PI_LO), y)
+
+
 @_jit
 def _log_parts(x, y, modulus):
     if abs(x) == np.inf or abs(y) == np.inf:
-        return complex(np.inf, math.atan2(y, x))
+        return complex(np.inf, atan2_f64(y, x))
     if x != x or y != y:
         return complex(np.nan, np.nan)
-    return complex(modulus, math.atan2(y, x))
+    return complex(modulus, atan2_f64(y, x))
 
 
 @_jit
