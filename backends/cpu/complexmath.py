@@ -28,8 +28,8 @@ _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
 _BIG, _SMALL = 2.0 ** 500, 2.0 ** -500
 _DOWN, _UP = 2.0 ** -600, 2.0 ** 600
 
-__all__ = ["atan2_f64", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt", "c_sqrt64",
-           "c_eq", "JIT", "PORTABLE"]
+__all__ = ["atan2_f64", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt",
+           "c_sqrt64", "c_eq", "JIT", "PORTABLE"]
 
 
 @_jit
