@@ -162,7 +162,7 @@ def c_exp(z):
     if y == 0.0:
         return complex(exp_f64(x), y)
     if abs(x) == np.inf and not abs(y) < np.inf:
-        return complex(np.inf, y - y) if x > 0 else complex(0.0, 0.0)
+        return complex(np.inf, y - y) if x > 0 else complex(0.0, math.copysign(0.0, y))
     if x > 709.0:  # e^x overflows before e^x * cos(y) does: two half factors
         r = exp_f64(0.5 * x)
         return complex(r * cos_f64(y) * r, r * sin_f64(y) * r)
