@@ -176,6 +176,20 @@ def test_identities_that_are_not_identities_for_complex(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_and_transposed_complex_arguments(backend):
+    """Views of complex arrays (a transpose, a step, a real view's parts) as arguments."""
+    z = _random(C128, (6, 8), 4)
+
+    def f(a, b):
+        return a * b + 1j, np.abs(a - b), (a / b).sum(axis=0), np.exp(a).imag
+
+    got, want = _run(f, z.T[::2], z[:, ::2].T, backend=backend)
+    for g, w in zip(got[:2] + got[3:], want[:2] + want[3:]):
+        _close(g, w, 2)
+    _close(got[2], want[2], 8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_zero_d_and_empty_arrays_and_numpy_scalars(backend):
     z0 = np.array(1.5 - 2j, C64)
     s = np.complex128(3 + 4j)
