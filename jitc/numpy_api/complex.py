@@ -57,9 +57,18 @@ FUNCTIONS = _shape_functions() | {np.real, np.imag, np.angle, np.where, np.sum, 
                                   np.mean, np.trace, np.dot, np.matmul}
 
 
+def _as_dtype(v):
+    """`v` as a dtype where it names one (np.complex64, complex, np.dtype(...)), else None."""
+    if isinstance(v, np.dtype):
+        return v
+    if isinstance(v, type) and (issubclass(v, np.generic) or v in (bool, int, float, complex)):
+        return np.dtype(v)
+    return None
+
+
 def _complex_dtype(values):
-    """The first complex dtype among `values` (tracers, arrays, scalars, one level of
-    lists), or None."""
+    """The first complex dtype among `values` (tracers, arrays, scalars, dtypes as dtype=
+    names them, one level of lists), or None."""
     for v in values:
         if isinstance(v, (list, tuple)):
             found = _complex_dtype(v)
@@ -67,7 +76,7 @@ def _complex_dtype(values):
                 return found
             continue
         dtype = v.dtype if is_tracer(v) or isinstance(v, (np.ndarray, np.generic)) else (
-            np.dtype(complex) if isinstance(v, complex) else None)
+            np.dtype(complex) if isinstance(v, complex) else _as_dtype(v))
         if dtype is not None and np.dtype(dtype).kind == "c":
             return np.dtype(dtype)
     return None
