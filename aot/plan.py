@@ -56,6 +56,9 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     header = KERNEL_HEADER.replace("cpu backend: one kernel", "AOT compiler (jitc.aot)")
     # float16 conversions without F16C or library calls (backends/cpu/half.py)
     header = header.replace("half import JIT as _half", "half import PORTABLE as _half")
+    # the complex product without an FMA instruction or libm's fma (complexmath.py)
+    header = header.replace("complexmath import JIT as _complex",
+                            "complexmath import PORTABLE as _complex")
     source = header + "\n\n" + "\n\n".join(DECORATOR + "\n" + t for t in texts)
     namespace: dict = {"__name__": f"jitc_aot_{name}"}
     exec(compile(source, f"<jitc aot {name}>", "exec"), namespace)  # noqa: S102

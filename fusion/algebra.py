@@ -29,7 +29,7 @@ def _scalar_value(n: Node):
 def _is(n: Node, value) -> bool:
     """n is the constant `value`, bit for bit in sign (so -0.0 and 0.0 differ)."""
     v = _scalar_value(n)
-    if v is None or v.dtype.kind == "b":
+    if v is None or v.dtype.kind in "bc":  # complex: no rule below holds (see multiply_by_one)
         return False
     with np.errstate(all="ignore"):
         return bool(v == value) and bool(np.signbit(v)) == bool(np.signbit(value))
@@ -47,7 +47,10 @@ def _squeezed(shape):
 
 
 def multiply_by_one(n, g):
-    """x * 1  ==>  x   (and 1 * x)"""
+    """x * 1  ==>  x   (and 1 * x)
+
+    Not for complex: NumPy's product of inf*1j and 1+0j is nan+infj (inf * 0 in its real
+    part); _is never matches a complex constant."""
     if n.op != "multiply" or n.dtype.kind == "b":
         return None
     a, b = n.operands
@@ -259,10 +262,11 @@ def full_slice(n, g):
 def reduce_over_unit_axes(n, g):
     """reduce(x, axes) where every reduced axis has size 1  ==>  reshape(x)
 
-    Not for float sums: NumPy may add the identity +0.0, and -0.0 + 0.0 is +0.0."""
+    Not for float or complex sums: NumPy may add the identity +0.0, and -0.0 + 0.0 is +0.0;
+    nor complex products (the identity times inf*1j is nan+infj)."""
     if n.op != "reduce" or n.dtype != n.operands[0].dtype:
         return None
-    if n.attrs["kind"] == "sum" and n.dtype.kind == "f":
+    if n.attrs["kind"] == "sum" and n.dtype.kind in "fc" or n.dtype.kind == "c":
         return None
     x = n.operands[0]
     if all(x.shape[a] == 1 for a in n.attrs["axes"]):

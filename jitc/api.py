@@ -23,7 +23,8 @@ if "compiles" in config.LOG and not log.handlers:
     log.addHandler(_handler)
     log.setLevel(logging.INFO)
 
-_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                complex: np.dtype(np.complex128)}
 # What a fast call raises for arguments of another signature: the driver's own shape check,
 # or a TypeError from numba's dispatcher refusing another array type.
 FAST_PATH_MISSES = (SignatureMiss, TypeError)
@@ -378,6 +379,8 @@ class Compiled:
                               for (kind, target), k in lowered.writebacks
                               if kind in ("arg", "captured")}
         module = backends.get(backend)
+        if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
+            module.refuse_dtypes(self.graph, lowered.arg_names)
         self.executable = module.compile(self.graph)
 
     def call_flat(self, leaves):

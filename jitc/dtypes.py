@@ -17,6 +17,8 @@ SHORT_NAMES = {
     np.dtype(np.float16): "f16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "c64",
+    np.dtype(np.complex128): "c128",
 }
 BY_SHORT_NAME = {v: k for k, v in SHORT_NAMES.items()}
 # Spellings accepted by jitc.spec() in addition to the IR names.
@@ -61,3 +63,7 @@ def is_float(dtype) -> bool:
 def is_int(dtype) -> bool:
     """Signed or unsigned integer."""
     return np.dtype(dtype).kind in "iu"
+
+
+def is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"

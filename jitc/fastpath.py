@@ -36,7 +36,7 @@ class _Gen:
             shape, dtype, weak = arg_types[len(self.leaves)]
             self.values.append(expr)
             if weak:  # a Python scalar: traced by its type, passed as a 0-d array
-                pytype = {"b": bool, "i": int, "f": float}[np.dtype(dtype).kind]
+                pytype = {"b": bool, "i": int, "f": float, "c": complex}[np.dtype(dtype).kind]
                 self.checks.append(f"type({expr}) is {self.bind(pytype)}")
                 expr = f"np.asarray({expr}, {self.bind(np.dtype(dtype))})"
             else:  # numba's dispatch would take an ndarray subclass (np.matrix) as plain

@@ -35,6 +35,8 @@ def _fmt_scalar(v, dtype):
         return "true" if v else "false"
     if dtype.kind == "f":
         return repr(float(v))  # 'nan', 'inf', '-inf', '0.1'
+    if dtype.kind == "c":
+        return repr(complex(v))  # '(1-2j)', '(nan+infj)': complex() reads it back
     return str(int(v))
 
 
@@ -139,6 +141,8 @@ def _parse_attr(kind, text, shape, dtype, constants):
         vals = [v == "true" for v in items]
     elif dtype.kind == "f":
         vals = [float(v) for v in items]
+    elif dtype.kind == "c":
+        vals = [complex(v) for v in items]
     else:
         vals = [int(v) for v in items]
     return np.array(vals, dtype=dtype).reshape(shape)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from jitc.dtypes import check_rank
-from jitc.errors import ShapeError
-from jitc.ops import ELEMENTWISE
+from jitc.errors import ShapeError, UnsupportedError
+from jitc.ops import COMPLEX, COMPLEX_REDUCE_KINDS, ELEMENTWISE
 from jitc.source import user_loc, where
 
 _LAZY = None  # (PRIMITIVES, Tracer), imported on first use (both modules import this one)
@@ -36,8 +36,42 @@ def emit(ctx, op, operands, **attrs):
         shape, dtype = primitives[op].infer([(n.shape, n.dtype) for n in nodes], attrs)
     except ShapeError as e:
         raise ShapeError(f"{e}{where(loc)}") from None
+    _refuse_complex(op, [n.dtype for n in nodes] + [dtype], attrs, loc)
     check_rank(shape, f"the result of {op}{where(loc)}")
     return tracer(ctx, ctx.graph.add(op, nodes, attrs, shape, dtype, loc))
+
+
+def _refuse_complex(op, dtypes, attrs, loc):
+    """Complex operands reach only the ops jitc computes as NumPy does (ops.COMPLEX): any
+    other (ordering, sorting, LAPACK, trig, ...) is an UnsupportedError naming it here,
+    never a real-number kernel run on complex values."""
+    dtype = next((d for d in dtypes if d is not None and d.kind == "c"), None)
+    if dtype is None:
+        return
+    what = op if op != "reduce" else f"reduce {attrs['kind']}"
+    if op == "convert" and dtypes[0].kind == "c" and dtypes[-1].kind not in "cb":
+        what = f"convert to {dtypes[-1]}"  # only of a real part (lax.real), never silently
+    elif op in COMPLEX and (op != "reduce" or attrs["kind"] in COMPLEX_REDUCE_KINDS):
+        return
+    raise UnsupportedError(f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc "
+                           "computes complex arithmetic, abs, angle, conj, real/imag, exp, "
+                           "log, sqrt, sum/prod/mean, where and matmul")
+
+
+def real(x):
+    """The real part (NumPy: a real array is its own real part)."""
+    return emit(x.ctx, "real", [x]) if x.dtype.kind == "c" else x
+
+
+def imag(x):
+    """The imaginary part (NumPy: zeros of a real array's dtype)."""
+    if x.dtype.kind == "c":
+        return emit(x.ctx, "imag", [x])
+    return full(x.ctx, x.shape, 0, x.dtype)
+
+
+def conjugate(x):
+    return emit(x.ctx, "conjugate", [x]) if x.dtype.kind == "c" else x
 
 
 def convert(x, dtype):

@@ -17,7 +17,9 @@ BINARY = frozenset({
     "bitwise_xor", "left_shift", "right_shift", "nextafter",
 })
 COMPARE = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
-ELEMENTWISE = UNARY | PREDICATES | BINARY | COMPARE | {"select", "convert"}
+# The parts of a complex number and its conjugate (emitted on complex operands only).
+PARTS = frozenset({"real", "imag", "conjugate"})
+ELEMENTWISE = UNARY | PREDICATES | BINARY | COMPARE | PARTS | {"select", "convert"}
 
 # Elementwise ops a backend computes with a transcendental function: never duplicated by fusion.
 EXPENSIVE = frozenset({
@@ -26,6 +28,17 @@ EXPENSIVE = frozenset({
     "arctanh", "power", "arctan2", "hypot", "logaddexp", "logaddexp2", "divide", "remainder",
     "fmod", "floor_divide",
 })
+
+# What jitc computes on complex64/complex128 (anything else is refused by name at trace
+# time, lax.emit): NumPy's complex loops for these, reductions of kind sum/prod only.
+COMPLEX = frozenset({
+    "add", "subtract", "multiply", "divide", "negative", "square", "absolute", "exp", "log",
+    "sqrt", "equal", "not_equal", "isnan", "isinf", "isfinite", "select", "convert",
+    "parameter", "constant", "broadcast_in_dim", "reshape", "transpose", "slice",
+    "concatenate", "gather", "update_slice", "scatter", "reduce", "dot_general", "fusion",
+    "get",
+}) | PARTS
+COMPLEX_REDUCE_KINDS = ("sum", "prod")
 
 SOURCES = frozenset({"parameter", "constant", "iota"})
 SHAPE_OPS = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "concatenate"})

@@ -82,6 +82,29 @@ def _power_impl(x, y):
 
 for _name in ops.UNARY:
     _register(_name, _elementwise_rule(_name, False), _ufunc_impl(_name), n_operands=1)
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts (complex64: float32); a real dtype itself."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+
+
+def _part_rule(name, real_result):
+    def infer(types, attrs):
+        (shape, dtype), = types
+        if dtype.kind != "c" and name != "absolute":
+            _fail(name, f"operand must be complex, got {dtype}")
+        return shape, (real_dtype(dtype) if real_result else dtype)
+
+    return infer
+
+
+# |z| of a complex z is real (NumPy's complex absolute loop: F->f, D->d)
+_register("absolute", _part_rule("absolute", True), _ufunc_impl("absolute"), n_operands=1)
+_register("real", _part_rule("real", True), lambda x: np.real(x).copy(), n_operands=1)
+_register("imag", _part_rule("imag", True), lambda x: np.imag(x).copy(), n_operands=1)
+_register("conjugate", _part_rule("conjugate", False), _ufunc_impl("conjugate"), n_operands=1)
 for _name in ops.PREDICATES:
     _register(_name, _elementwise_rule(_name, True), _ufunc_impl(_name), n_operands=1)
 for _name in ops.BINARY:

@@ -157,6 +157,8 @@ class Tracer:
     itemsize = property(lambda self: self.node.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.node.dtype.itemsize)
     T = property(lambda self: api.transpose(self))
+    real = property(lambda self: api.complex.real(self))
+    imag = property(lambda self: api.complex.imag(self))
     mT = property(lambda self: api.swapaxes(self, -1, -2))
 
     def __repr__(self):
@@ -228,6 +230,8 @@ class Tracer:
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )
+        if func not in api.complex.FUNCTIONS and func not in api.complex.OWN_ERRORS:
+            api.complex.refuse_complex(_numpy_name(func), (*args, *kwargs.values()))
         return impl(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -277,6 +281,11 @@ class Tracer:
 
     def dot(self, other):
         return api.dot(self, other)
+
+    def conj(self):
+        return np.conjugate(self)
+
+    conjugate = conj
 
     def clip(self, min=None, max=None, out=None):
         return api.clip(self, min, max, out)
@@ -346,6 +355,26 @@ class Tracer:
 
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
         return np.argpartition(self, kth, axis, kind, order)
+
+
+def _real_only(name):
+    """Tracer.<name> refusing complex values (ndarray methods NumPy defines with complex
+    rules jitc does not compute: ordering, |.|^2 in var)."""
+    method = getattr(Tracer, name)
+
+    def checked(self, *args, **kwargs):
+        api.complex.refuse_complex(f"ndarray.{name}", (self,))
+        return method(self, *args, **kwargs)
+
+    checked.__name__ = name
+    return checked
+
+
+REAL_ONLY_METHODS = ("var", "std", "max", "min", "argmax", "argmin", "any", "all", "clip",
+                     "round", "sort", "partition", "argsort", "argpartition", "cumsum",
+                     "cumprod")
+for _name in REAL_ONLY_METHODS:
+    setattr(Tracer, _name, _real_only(_name))
 
 
 def _binary(ufunc, reflected=False):

@@ -213,7 +213,7 @@ def _argument_view(leaf, leaves):
     return buf.origin[1], leaf.view
 
 
-_PYTHON_TYPES = {"b": bool, "i": int, "f": float}
+_PYTHON_TYPES = {"b": bool, "i": int, "f": float, "c": complex}
 
 
 def _scalar_kind(leaf):

@@ -1,4 +1,4 @@
-"""BLAS gemm for generated kernels: SciPy's Fortran sgemm/dgemm, called through its address.
+"""BLAS gemm for generated kernels: SciPy's Fortran s/d/c/zgemm, called through its address.
 
 numba's np.dot costs ~0.45 s to compile per kernel and copies any operand that is not
 contiguous; calling gemm directly compiles in milliseconds and reads transposed operands
@@ -24,12 +24,14 @@ from numba.extending import intrinsic
 
 @functools.cache
 def blas_address(dtype, routine: str, library: str = "blas") -> int:
-    """Address of SciPy's s<routine> (float32) or d<routine> (float64), e.g. "gemm", from
-    scipy.linalg.cython_blas (library "blas") or cython_lapack ("lapack")."""
+    """Address of SciPy's s<routine> (float32), d<routine> (float64), c<routine> (complex64)
+    or z<routine> (complex128), e.g. "gemm", from scipy.linalg.cython_blas (library "blas")
+    or cython_lapack ("lapack")."""
     import importlib
 
     module = importlib.import_module(f"scipy.linalg.cython_{library}")
-    capsule = module.__pyx_capi__[{"f": "s", "d": "d"}[np.dtype(dtype).char] + routine]
+    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
+    capsule = module.__pyx_capi__[prefix + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -39,6 +41,14 @@ def blas_address(dtype, routine: str, library: str = "blas") -> int:
 
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
+
+
+def _scalar(real, value):
+    """An LLVM constant `value` of the element type (a complex one is a {re, im} struct)."""
+    if isinstance(real, ir.LiteralStructType):
+        return ir.Constant(real, [ir.Constant(real.elements[0], value),
+                                  ir.Constant(real.elements[1], 0.0)])
+    return ir.Constant(real, value)
 
 
 def _by_reference(builder, real):
@@ -76,8 +86,8 @@ def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc
                                   real.as_pointer(), I32.as_pointer()])
         builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
             slot(I8, builder.trunc(ta, I8)), slot(I8, builder.trunc(tb, I8)),
-            int32(m), int32(n), int32(k), slot(real, ir.Constant(real, 1.0)), address(a),
-            int32(lda), address(b), int32(ldb), slot(real, ir.Constant(real, 0.0)),
+            int32(m), int32(n), int32(k), slot(real, _scalar(real, 1.0)), address(a),
+            int32(lda), address(b), int32(ldb), slot(real, _scalar(real, 0.0)),
             address(c), int32(ldc)])
         return context.get_dummy_value()
 
@@ -102,8 +112,8 @@ def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, incx, y):
                                   real.as_pointer(), I32.as_pointer()])
         builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
             slot(I8, builder.trunc(trans, I8)), int32(m), int32(n),
-            slot(real, ir.Constant(real, 1.0)), address(a), int32(lda), address(x), int32(incx),
-            slot(real, ir.Constant(real, 0.0)), address(y), one])
+            slot(real, _scalar(real, 1.0)), address(a), int32(lda), address(x), int32(incx),
+            slot(real, _scalar(real, 0.0)), address(y), one])
         return context.get_dummy_value()
 
     return sig, codegen

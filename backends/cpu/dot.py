@@ -110,7 +110,7 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     flops = B * M * K * N
-    if not (blas and node.dtype.kind == "f" and flops >= BLAS_MIN_FLOPS
+    if not (blas and node.dtype.kind in "fc" and flops >= BLAS_MIN_FLOPS
             and not lhs_order.endswith("B") and not rhs_order.endswith("B")):
         return DotShape(B, M, K, N, lhs_order, rhs_order, "loops")
     split = "columns" if B * M < COLUMNS_BELOW_ROWS or N >= B * M else "rows"

@@ -42,6 +42,9 @@ from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
+from jitc.backends.cpu.complexmath import *  # noqa: F401,F403
+from jitc.backends.cpu.complexmath import JIT as _complex
+globals().update(_complex)
 from jitc.backends.cpu.half import JIT as _half
 globals().update(_half)
 from jitc.backends.cpu.lowering import vmath_globals as _vg

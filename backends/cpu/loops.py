@@ -49,7 +49,7 @@ class KernelSource:
 
 _REDUCE_INIT = {
     ("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
-    ("sum", "u"): 0, ("prod", "u"): 1,
+    ("sum", "u"): 0, ("prod", "u"): 1, ("sum", "c"): 0, ("prod", "c"): 1,
     ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
     ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True,
 }
@@ -69,12 +69,19 @@ def _init(kind, dtype):
     return literal(info.min if kind == "max" else info.max, dtype)
 
 
+def _wide_dtype(dtype):
+    """The accumulator a blocked sum of `dtype` totals its blocks in."""
+    return np.dtype(np.complex128 if np.dtype(dtype).kind == "c" else np.float64)
+
+
 def _combine(kind, acc, v, dtype):
     t = TYPE_NAMES[dtype]
     if kind == "sum":
         return f"({acc} or {v})" if dtype.kind == "b" else f"{t}({acc} + {v})"
     if kind == "prod":
         # reassociable: LLVM multiplies in vector lanes
+        if dtype.kind == "c":  # NumPy's complex product (fused as its multiply loop)
+            return f"{t}(c_mul({acc}, {v}))"
         return f"({acc} and {v})" if dtype.kind == "b" else (
             f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" and dtype != np.float16
             else f"{t}({acc} * {v})")  # float16: each product rounded, in order
@@ -493,7 +500,7 @@ class LoopKernel:
             ready = [r for r, rs in stages.items() if rs == s]
             for r in ready:
                 if self._blocked(r):
-                    w.line(f"{self._wide(r)} = np.float64(0.0)")
+                    w.line(f"{self._wide(r)} = {literal(0, _wide_dtype(r.dtype))}")
                 elif r.op == "reduce":
                     w.line(f"{self.acc[r]} = {_init(r.attrs['kind'], r.dtype)}")
                 else:
@@ -514,7 +521,9 @@ class LoopKernel:
             memo: dict = {}
             for r in ready:
                 v = self.value(r.operands[0], self.index, memo)
-                if r in blocked:
+                if r in blocked and r.dtype.kind == "c":  # in complex128, in order
+                    w.line(f"{self._block(r)} = {self._block(r)} + np.complex128({v})")
+                elif r in blocked:
                     t = TYPE_NAMES[self._block_dtype(r)]
                     w.line(f"{self._block(r)} = reassoc_add({self._block(r)}, {t}({v}))")
                 elif r.op == "reduce":
@@ -555,10 +564,10 @@ class LoopKernel:
                             self.rows, work, self.raises, scratch)
 
     # -- blocked summation: float sums add BLOCK elements in the sum's dtype (vector lanes),
-    # then add each block's total into a float64 accumulator
+    # then add each block's total into a float64 accumulator; complex sums add in complex128
     def _blocked(self, r) -> bool:
-        """Is `r` a float sum over a loop (summed in blocks)?"""
-        return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind == "f"
+        """Is `r` a float or complex sum over a loop (summed in blocks)?"""
+        return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind in "fc"
                 and r.dtype != np.float16 and bool(self.inner))  # float16: rounds each add
 
     def _block(self, r):
@@ -567,7 +576,10 @@ class LoopKernel:
     def _block_dtype(self, r):
         """A block adds in the sum's dtype where its loop runs along memory (LLVM spreads it
         over vector lanes); a strided loop (sum over axis 0) stays sequential, so it adds in
-        float64, at no cost beside its cache misses."""
+        float64, at no cost beside its cache misses. A complex sum adds in complex128 (NumPy
+        sums complex64 pairwise: a sequential complex64 sum would err far more)."""
+        if r.dtype.kind == "c":
+            return np.dtype(np.complex128)
         return r.dtype if self.inner[-1] == len(self.shape) - 1 else np.dtype(np.float64)
 
     def _wide(self, r):
@@ -602,7 +614,8 @@ class LoopKernel:
         if blocked:
             w.depth -= 1
             for r in blocked:
-                w.line(f"{self._wide(r)} += np.float64({self._block(r)})")
+                w.line(f"{self._wide(r)} += {TYPE_NAMES[_wide_dtype(r.dtype)]}"
+                       f"({self._block(r)})")
         w.depth = depth
         for r in blocked:
             w.line(f"{self.acc[r]} = {TYPE_NAMES[r.dtype]}({self._wide(r)})")

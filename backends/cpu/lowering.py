@@ -22,6 +22,7 @@ TYPE_NAMES = {
     # a float16 value is a float32 that float16 holds (backends/cpu/half.py): its "cast"
     # rounds to the nearest float16
     np.dtype(np.float16): "round16",
+    np.dtype(np.complex64): "np.complex64", np.dtype(np.complex128): "np.complex128",
 }
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 # Element types of arrays in memory as numba sees them: float16 as its bits.
@@ -48,6 +49,11 @@ def literal(value, dtype) -> str:
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return "True" if value else "False"
+    if dtype.kind == "c":
+        part = np.finfo(dtype).dtype
+        value = complex(value)
+        return (f"{TYPE_NAMES[dtype]}(complex({literal(value.real, part)}, "
+                f"{literal(value.imag, part)}))")
     if dtype.kind == "f":
         v = float(value)
         text = "np.nan" if math.isnan(v) else ("np.inf" if v == math.inf else
@@ -113,6 +119,8 @@ _FLOAT_SAME_TYPE = {
 def lower_elementwise(op, dtype, result, args, attrs) -> str:
     """One element of `op` applied to `args` (expressions of dtype `dtype`)."""
     dtype, result = np.dtype(dtype), np.dtype(result)
+    if (dtype.kind == "c" or result.kind == "c") and op != "select":
+        return lower_complex(op, dtype, result, args)
     t = TYPE_NAMES[result]
     a = args[0]
     b = args[1] if len(args) > 1 else None
@@ -208,3 +216,43 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
     if op == "rad2deg":
         return f"{t}({a} * {literal(180 / math.pi, dtype)})"
     raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
+
+
+# Complex ops in the operands' own precision, as NumPy's loops (a complex64 product
+# overflows where float32 does); `one` is 1 in the parts' dtype.
+_COMPLEX_HELPERS = {
+    "multiply": "c_mul({a}, {b})", "divide": "c_div({a}, {b}, {one})",
+    "square": "c_mul({a}, {a})", "equal": "c_eq({a}, {b})", "not_equal": "not c_eq({a}, {b})",
+    "add": "{a} + {b}", "subtract": "{a} - {b}", "negative": "-{a}",
+    "conjugate": "complex({a}.real, -{a}.imag)", "real": "{a}.real", "imag": "{a}.imag",
+    "isnan": "({a}.real != {a}.real or {a}.imag != {a}.imag)",
+    "isinf": "(abs({a}.real) == np.inf or abs({a}.imag) == np.inf)",
+    "isfinite": "(abs({a}.real) < np.inf and abs({a}.imag) < np.inf)",
+}
+# Complex math on complex128 values (complexmath.py): a complex64 operand is widened on
+# the way in (its parts square exactly in float64) and each result rounded once.
+_COMPLEX_BY_WIDTH = {"absolute": ("c_abs", "c_abs64"), "log": ("c_log", "c_log64"),
+                     "sqrt": ("c_sqrt", "c_sqrt64"), "exp": ("c_exp", "c_exp")}
+
+
+def lower_complex(op, dtype, result, args) -> str:
+    """One element of `op` with a complex operand or result (ops.COMPLEX)."""
+    t = TYPE_NAMES[result]
+    if op == "convert":
+        if dtype.kind == "c" and result.kind == "b":
+            return f"({args[0]}.real != 0 or {args[0]}.imag != 0)"
+        if dtype.kind == "c" and result.kind != "c":
+            raise UnsupportedError(f"cpu backend: convert {dtype} -> {result} (jitc takes "
+                                   "the real part first)")
+        if dtype == HALF:
+            return f"{t}(complex({args[0]}, 0.0))"
+        return f"{t}({args[0]})"
+    if op in _COMPLEX_BY_WIDTH:
+        fn = _COMPLEX_BY_WIDTH[op][dtype == np.dtype(np.complex128)]
+        return f"{t}({fn}(np.complex128({args[0]})))"
+    if op not in _COMPLEX_HELPERS:
+        raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
+    one = literal(1, np.finfo(dtype).dtype)
+    expr = _COMPLEX_HELPERS[op].format(a=args[0], b=args[1] if len(args) > 1 else None,
+                                       one=one)
+    return f"{t}({expr})"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.dtypes import SUPPORTED
+
 
 def is_available():
     """A GPU or the simulator, and numba-cuda (ptxas is only needed to assemble PTX)."""
@@ -32,29 +34,47 @@ def is_available():
                    "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator")
 
 
-def compile(graph):
-    from jitc.backends.cuda.executable import CudaExecutable
-
-    _refuse(graph)
-    return CudaExecutable(graph)
+# The dtypes its kernels compute in: every jitc dtype but complex (its lowering has no
+# complex arithmetic; the cpu backend's is in backends/cpu/complexmath.py).
+DTYPES = frozenset(d for d in map(np.dtype, SUPPORTED) if d.kind != "c")
 
 
-def _refuse(graph):
-    """UnsupportedError at the user's line for what these kernels would compute wrongly:
-    np.nextafter of float16 steps float16's bit pattern (the cpu backend does), but a cuda
-    kernel holds float16 values as float32, whose step rounds back to the same float16."""
+def refuse_dtypes(graph, arg_names=()):
+    """UnsupportedError naming the first argument, or else the first op (with its user
+    file:line), that these kernels cannot compute: a dtype outside DTYPES, or np.nextafter
+    of float16 (the cpu backend steps float16's bit pattern; a cuda kernel holds float16
+    values as float32, whose step rounds back to the same float16)."""
     from jitc.errors import UnsupportedError
 
+    for p in graph.params:
+        if p.dtype not in DTYPES:
+            i = p.attrs["index"]
+            what = f"argument {arg_names[i]!r}" if i < len(arg_names) else f"parameter {i}"
+            raise UnsupportedError(f"backend 'cuda': {what} has dtype {p.dtype}, which the "
+                                   "cuda backend does not compute in (use backend='cpu')")
     stack = [graph]
     while stack:
         g = stack.pop()
         for n in g.nodes:
             if n.subgraph is not None:
                 stack.append(n.subgraph)
+            at = f" at {n.loc}" if n.loc else ""
+            types = n.tuple_types or ((n.shape, n.dtype),)
+            bad = [d for _, d in types if d is not None and np.dtype(d) not in DTYPES]
+            if bad:
+                raise UnsupportedError(f"backend 'cuda': {n.op} computes in {bad[0]}{at}, "
+                                       "which the cuda backend does not compute in (use "
+                                       "backend='cpu')")
             if n.op == "nextafter" and n.dtype == np.dtype(np.float16):
-                at = f" at {n.loc}" if n.loc else ""
                 raise UnsupportedError(f"np.nextafter of float16{at}: the cuda backend has no "
                                        "float16 bit step; use backend='cpu'")
+
+
+def compile(graph):
+    from jitc.backends.cuda.executable import CudaExecutable
+
+    refuse_dtypes(graph)
+    return CudaExecutable(graph)
 
 
 def kernels(graph):

@@ -6,6 +6,7 @@ supported NumPy function to its implementation (each family module registers its
 
     core        tracer detection, lifting values into a trace, dtype rules, axes
     ufuncs      ufuncs and operators, where/clip/round/astype/copy
+    complex     real, imag, angle; which functions take complex values
     reductions  sum ... argmin, with NumPy's accumulator dtypes
     scans       cumsum, cumprod, cumulative_sum/prod, ufunc.accumulate
     shapes      views, joins, shape queries
@@ -23,6 +24,7 @@ supported NumPy function to its implementation (each family module registers its
 """
 
 from jitc.numpy_api import (
+    complex,
     convolve,
     creation,
     histograms,
@@ -58,9 +60,9 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
-    "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
-    "linalg_namespace", "reductions",
-    "scans", "shapes", "shifts", "sorting", "ufuncs", "writes",
+    "complex", "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
+    "linalg_namespace", "reductions", "scans", "shapes", "shifts", "sorting", "ufuncs",
+    "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
     "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",

@@ -10,7 +10,7 @@ import numpy as np
 
 from jitc import lax
 from jitc.dtypes import SUPPORTED
-from jitc.errors import JitcError, UnsupportedError
+from jitc.errors import JitcError
 from jitc.source import where
 
 FUNCTIONS: dict = {}  # each supported NumPy function -> its implementation on Tracers
@@ -52,8 +52,9 @@ def find_ctx(values):
 
 
 def _is_pyscalar(x) -> bool:
-    """A Python int/float (weakly typed, NEP 50); np.float64 subclasses float but is strong."""
-    return type(x) in (int, float)
+    """A Python int/float/complex (weakly typed, NEP 50); np.float64 subclasses float but is
+    strong."""
+    return type(x) in (int, float, complex)
 
 
 def lift(ctx, x, dtype=None):
@@ -63,8 +64,6 @@ def lift(ctx, x, dtype=None):
         if x.ctx is not ctx:
             raise JitcError(f"a traced value from another jitc trace was used here{where()}")
         return x if dtype is None else lax.convert(x, dtype)
-    if isinstance(x, complex) or (isinstance(x, np.generic) and np.iscomplexobj(x)):
-        raise UnsupportedError(f"complex values are not supported by jitc{where()}")
     if _is_pyscalar(x):
         try:
             value = np.array(x, dtype=dtype) if dtype is not None else np.asarray(x)
@@ -93,7 +92,7 @@ def _dtype_key(x):
     """What NumPy's type resolution sees: a dtype, or the Python type of a weak scalar."""
     if is_tracer(x):
         if x.weak:
-            return {"b": x.dtype, "i": int, "f": float}[x.dtype.kind]
+            return {"b": x.dtype, "i": int, "f": float, "c": complex}[x.dtype.kind]
         return x.dtype
     if _is_pyscalar(x):
         return type(x)
@@ -106,7 +105,7 @@ def _dtype_key(x):
 
 def _probe_value(key):
     # `key in (float, int)` would be wrong: np.dtype("int64") == int is True.
-    if key is float or key is int:
+    if key is float or key is int or key is complex:
         return key(0)
     return np.zeros(1, key)
 

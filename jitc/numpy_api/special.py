@@ -208,7 +208,10 @@ def apply_special(ufunc, inputs):
                                f"{', '.join(f'scipy.special.{n}' for n in _IMPLEMENTATIONS)})"
                                f"{where()}; see the NumPy surface in the README "
                                "(python -m jitc.surface)")
+    from jitc.numpy_api.complex import refuse_complex
     from jitc.numpy_api.ufuncs import _resolve
+
+    refuse_complex(label, inputs)  # SciPy's complex loops (erf of z) are not jitc's
 
     if len(inputs) != ufunc.nin:
         raise TypeError(f"{label} takes {ufunc.nin} arguments, got {len(inputs)}{where()}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
+import warnings
 
 import numpy as np
 
@@ -29,6 +31,13 @@ from jitc.source import where
 _UFUNC_ALIASES = {"fabs": "absolute", "degrees": "rad2deg", "radians": "deg2rad",
                   "float_power": "power", "true_divide": "divide"}
 _IDENTITY_UFUNCS = {"positive", "conjugate"}
+# Ufuncs with NumPy's complex loops in jitc (np.conj is np.conjugate); others are refused
+# on complex values by name.
+COMPLEX_UFUNCS = frozenset({
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive",
+    "square", "absolute", "conjugate", "exp", "log", "sqrt", "equal", "not_equal",
+    "isnan", "isinf", "isfinite", "matmul",
+})
 _REDUCE_METHODS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
                    "logical_and": "all", "logical_or": "any"}
 
@@ -187,6 +196,10 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
         raise TypeError(f"np.{name}: {e}{where()}") from None
     except UnsupportedError as e:
         raise UnsupportedError(f"{e}{where()}") from None
+    if any(d.kind == "c" for d in loop) and name not in COMPLEX_UFUNCS:
+        from jitc.numpy_api.complex import refuse_complex
+
+        refuse_complex(f"np.{name}", [np.zeros(0, d) for d in loop])
     shapes = [_shape(x) for x in inputs]
     try:
         shape = _broadcast_shapes(*shapes)
@@ -203,7 +216,9 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
     for x, dt in zip(inputs, loop[: ufunc.nin]):
         t = lift(ctx, x, dt) if not is_tracer(x) else lax.convert(x, dt)
         operands.append(lax.broadcast_to(t, shape))
-    if prim in _IDENTITY_UFUNCS:
+    if name == "conjugate":
+        out = lax.conjugate(operands[0])
+    elif prim in _IDENTITY_UFUNCS:
         out = operands[0]
     elif (name == "power" and sqrt_fast_path and loop[0].kind == "f"
           and _is_static_half(inputs[1])):
@@ -318,9 +333,25 @@ def round_(a, decimals=0, out=None):
     return apply_ufunc(np.rint, (a,))  # bool: float16, as NumPy
 
 
+def _user_stacklevel() -> int:
+    """warnings.warn's stacklevel that points at the user's frame (the first outside jitc
+    and NumPy)."""
+    from jitc.source import INTERNAL
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(INTERNAL):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def astype(a, dtype):
     a = _lifted(a)
     dtype = check_supported(dtype, "astype target")
+    if a.dtype.kind == "c" and dtype.kind not in "cb":  # to bool: z != 0, no warning
+        # NumPy's cast keeps the real part and warns (at trace time here, once per trace)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=_user_stacklevel())
+        a = lax.real(a)
     t = lax.convert(a, dtype)
     from jitc.trace import Tracer
 
