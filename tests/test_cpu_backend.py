@@ -256,11 +256,23 @@ def _loop_bodies(source, head):
     return bodies
 
 
-def test_an_index_offset_is_a_sum_or_a_difference_after_a_positive_term():
+def test_an_index_offset_is_a_sum_of_other_terms():
+    """Only sums: a difference (n_5 + i1 - n_6) may be negative where the index is not, and
+    a row slice from a negative offset would count from the end."""
     from jitc.backends.cpu.loops import _offset_of
 
     assert _offset_of("i1", "i1") == ""
-    assert _offset_of("(n_5 + i1 - n_6)", "i1") == "n_5 - n_6"
     assert _offset_of("3 + (i1 + n_2)", "i1") == "3 + n_2"
-    for no in ("n_5 - i1", "i1 - n_6", "i1 * 2", "i1 + i1"):
+    assert _offset_of("nonneg(n_5 - n_6) + i1", "i1") == "nonneg(n_5 - n_6)"
+    for no in ("(n_5 + i1 - n_6)", "n_5 - i1", "i1 - n_6", "i1 * 2", "i1 + i1"):
         assert _offset_of(no, "i1") is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.int8])
+def test_a_roll_of_the_flattened_array(dtype):
+    """np.roll without an axis reads a concatenate through a reshape (a regression: a row
+    slice once started at a negative offset there)."""
+    x = np.arange(24).reshape(4, 6).astype(dtype)
+    f = jitc.jit(lambda a: (np.roll(a, 5), np.roll(a, -7).T + 1))
+    for g, w in zip(f(x), (np.roll(x, 5), np.roll(x, -7).T + 1)):
+        np.testing.assert_array_equal(g, w)

@@ -97,22 +97,21 @@ def _combine(kind, acc, v, dtype):
 
 
 def _offset_of(expr: str, v: str) -> str | None:
-    """For an index `expr` of the form `offset + v` (any grouping of sums and differences
-    of other terms), the offset ("" for `v` alone); None if `v` appears otherwise."""
-    terms, stack = [], [(ast.parse(expr, mode="eval").body, 1)]
+    """For an index `expr` of the form `offset + v` (any grouping of a sum), the offset
+    ("" for `v` alone); None if `v` appears otherwise."""
+    terms, stack = [], [ast.parse(expr, mode="eval").body]
     while stack:
-        e, sign = stack.pop()
-        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
-            stack += [(e.right, sign if isinstance(e.op, ast.Add) else -sign), (e.left, sign)]
+        e = stack.pop()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+            stack += [e.right, e.left]
         else:
-            terms.append((e, sign))
-    is_v = [isinstance(t, ast.Name) and t.id == v for t, _ in terms]
-    rest = [(t, sign) for (t, sign), hit in zip(terms, is_v) if not hit]
-    if is_v.count(True) != 1 or terms[is_v.index(True)][1] < 0 or (rest and rest[0][1] < 0) \
-            or any(isinstance(x, ast.Name) and x.id == v for t, _ in rest for x in ast.walk(t)):
-        return None  # (a difference is an offset only after a first positive term)
-    text = " ".join(("+ " if sign > 0 else "- ") + ast.unparse(t) for t, sign in rest)
-    return text[2:] if text.startswith("+ ") else text
+            terms.append(e)
+    is_v = [isinstance(t, ast.Name) and t.id == v for t in terms]
+    rest = [t for t, hit in zip(terms, is_v) if not hit]
+    if is_v.count(True) != 1 or any(isinstance(x, ast.Name) and x.id == v
+                                    for t in rest for x in ast.walk(t)):
+        return None
+    return " + ".join(ast.unparse(t) for t in rest)
 
 
 class _Writer:
@@ -357,7 +356,7 @@ class LoopKernel:
             offset, part = chosen
             sub = list(idx)
             if offset:
-                sub[dim] = f"({idx[dim]} - {self.sz(offset)})"
+                sub[dim] = self._shifted(idx[dim], offset)
             return (yield self._memoized(part, tuple(sub), {}))
         var = w.fresh()
         offset = 0
@@ -375,6 +374,16 @@ class LoopKernel:
             w.depth -= 1
             offset = hi
         return var
+
+    def _shifted(self, index: str, offset: int) -> str:
+        """`index - offset` inside a cell, which starts at or after `offset`: as
+        `nonneg(start - offset) + v` where `index` is `start + v` in the innermost loop
+        variable v, so that the access still goes through a row slice."""
+        v = self.index[self.inner[-1]] if self.inner else None
+        start = _offset_of(index, v) if v else None
+        if start is None:
+            return f"({index} - {self.sz(offset)})"
+        return f"nonneg({start or 0} - {self.sz(offset)}) + {v}"
 
     def _gather(self, n, idx, memo):
         w = self.w
