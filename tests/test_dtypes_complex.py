@@ -577,3 +577,10 @@ def test_part_primitives_need_complex_operands():
     with pytest.raises(ShapeError, match="imag: operand must be complex, got float32"):
         PRIMITIVES["imag"].infer([((3,), np.dtype(np.float32))], {})
     assert PRIMITIVES["absolute"].infer([((3,), C128)], {}) == ((3,), np.dtype(np.float64))
+
+
+def test_vecdot_of_complex_vectors_is_refused_not_computed_without_conj():
+    z = np.array([1 + 2j, 3 - 1j])
+    with pytest.raises(UnsupportedError, match=r"np.vecdot on complex128 is not supported.*"
+                                               r"test_dtypes_complex.py"):
+        jitc.jit(lambda a: np.vecdot(a, a))(z)

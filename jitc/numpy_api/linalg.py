@@ -87,7 +87,11 @@ def dot(a, b, out=None):
 def vecdot(x1, x2, /, *, axis=-1):
     """NumPy's vecdot gufunc (n),(n)->() on real arrays: the dot product along `axis` of
     each pair of vectors, batch axes broadcast (as matmul: one dot_general, so float16
-    accumulates as NumPy's float16 dot does)."""
+    accumulates as NumPy's float16 dot does). Complex vectors (conjugating x1) are refused:
+    as a ufunc it is not behind the registry's complex gate."""
+    from jitc.numpy_api.complex import refuse_complex
+
+    refuse_complex("np.vecdot", (x1, x2))
     a, b = _promote_pair(x1, x2, "vecdot")
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
