@@ -17,7 +17,7 @@ from jitc.dtypes import check_supported
 from jitc.errors import TracerError, UnsupportedError
 from jitc.ir import Graph
 from jitc.mutation import Buffer
-from jitc.source import user_loc, where
+from jitc.source import calling, user_loc, where
 
 
 class Retrace(Exception):
@@ -199,11 +199,14 @@ class Tracer:
     def __setitem__(self, key, value):
         from jitc.indexing import setitem
 
-        setitem(self, key, value)
+        with calling("x[...] = ..."):
+            setitem(self, key, value)
 
     # -- NumPy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return api.ufunc_dispatch(ufunc, method, inputs, kwargs)
+        name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        with calling(name):
+            return api.ufunc_dispatch(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         impl = api.FUNCTIONS.get(func)
@@ -212,7 +215,8 @@ class Tracer:
                 f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.surface)"
             )
-        return impl(*args, **kwargs)
+        with calling(_numpy_name(func)):
+            return impl(*args, **kwargs)
 
     def __getattr__(self, name):
         # Only reached for names the class lacks: an ndarray method jitc does not compile
@@ -227,7 +231,8 @@ class Tracer:
     def __getitem__(self, key):
         from jitc.indexing import getitem
 
-        return getitem(self, key)
+        with calling("x[...]"):
+            return getitem(self, key)
 
     # -- methods
     def reshape(self, *shape, order="C"):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
@@ -125,6 +126,10 @@ ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gath
           5: SINGULAR,
           6: NOT_POSITIVE_DEFINITE}
 _KIND = {v: k for k, v in ERRORS.items()}
+# The primitive behind each kind (jitc.failures names the nodes that can fail so).
+FAILURE_OF = {ERRORS[1]: failures.GATHER, ERRORS[2]: failures.NEGATIVE_POWER,
+              SCATTER_ERROR: failures.SCATTER, SINGULAR: failures.LINALG,
+              NOT_POSITIVE_DEFINITE: failures.LINALG}
 # The state vector's header: where its tables are (see emit).
 LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE = range(8)
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3

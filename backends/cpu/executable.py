@@ -10,7 +10,8 @@ import numpy as np
 
 from jitc import config
 from jitc.backends.cpu.cache import load_module, seal
-from jitc.backends.cpu.driver import emit
+from jitc import failures
+from jitc.backends.cpu.driver import FAILURE_OF, emit
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
@@ -54,7 +55,13 @@ class CpuExecutable:
         aligned array, and so does each result: the driver's one numba signature."""
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
-        self.checked_run(*map(_stored, arrays), *map(_stored, outs))
+        try:
+            self.checked_run(*map(_stored, arrays), *map(_stored, outs))
+        except Exception as e:
+            kind = FAILURE_OF.get((type(e).__name__, str(e)))
+            if kind is None:
+                raise
+            raise failures.located(self.graph, kind, type(e), str(e)) from None
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
