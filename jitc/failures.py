@@ -42,6 +42,17 @@ def _sites(graph: Graph, kind: str) -> list[Node]:
     return found
 
 
+def at_node(node: Node, error: Exception) -> Exception:
+    """The reference backend's `error` from running `node`, with where it was traced."""
+    if node.loc is None or node.op not in (GATHER, SCATTER, NEGATIVE_POWER, LINALG):
+        return error
+    api = node.loc.api
+    if (api, node.op) in _OVERRIDES:
+        exc_type, message = _OVERRIDES[api, node.op]
+        return exc_type(f"{message} at {node.loc}")
+    return type(error)(f"{error} in {api or 'jitc'} at {node.loc}")
+
+
 def located(graph: Graph, kind: str, exc_type: type, message: str) -> Exception:
     """The exception to raise for a kernel of `graph` failing with `kind`: `message` with
     the NumPy call and file:line of each node that could have failed."""
@@ -52,6 +63,7 @@ def located(graph: Graph, kind: str, exc_type: type, message: str) -> Exception:
             sites.append(site)
     if len(sites) == 1 and (sites[0][0], kind) in _OVERRIDES:
         exc_type, message = _OVERRIDES[sites[0][0], kind]
+        return exc_type(f"{message} at {sites[0][1]}")
     if not sites:
         return exc_type(message)
     where = " or ".join(f"{api or 'jitc'} at {at}" for api, at in sites)

@@ -155,6 +155,8 @@ def test_histograms():
     from tests import test_histograms as histograms
 
     histograms.test_histograms_are_numpys("cuda", np.float32)
+    histograms.test_bincount_is_numpys("cuda")
+    histograms.test_bincount_out_of_range_names_bincount_and_the_line("cuda", [0, 5])
 
 
 def test_convolve_and_correlate():
