@@ -338,9 +338,13 @@ class Tracer:
 
 
 def _binary(ufunc, reflected=False):
-    if reflected:
-        return lambda self, other: api.apply_operator(ufunc, (other, self))
-    return lambda self, other: api.apply_operator(ufunc, (self, other))
+    name = f"np.{ufunc.__name__}"  # how run-time errors name the operator (a ** b: np.power)
+
+    def method(self, other):
+        with calling(name):
+            return api.apply_operator(ufunc, (other, self) if reflected else (self, other))
+
+    return method
 
 
 for _name, _ufunc in [
@@ -355,6 +359,7 @@ for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater)
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
 def _inplace(ufunc):
+    @calling(f"np.{ufunc.__name__}")
     def method(self, other):
         if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
             return api.apply_operator(ufunc, (self, other))

@@ -163,3 +163,11 @@ def test_convolve_and_correlate():
     from tests import test_convolve as convolve
 
     convolve.test_every_mode_and_order_is_numpys("cuda")
+
+
+def test_runtime_failures_name_the_numpy_call_and_the_line():
+    from tests import test_errors as errors
+
+    for case in range(3):
+        errors.test_runtime_failures_name_the_numpy_call_and_the_line("cuda", case)
+    errors.test_runtime_failure_with_several_candidates_names_each("cuda")
