@@ -8,9 +8,8 @@ import os
 
 import numpy as np
 
-from jitc import config
+from jitc import config, failures
 from jitc.backends.cpu.cache import load_module, seal
-from jitc import failures
 from jitc.backends.cpu.driver import FAILURE_OF, emit
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
