@@ -359,13 +359,15 @@ for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater)
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
 def _inplace(ufunc):
-    @calling(f"np.{ufunc.__name__}")
+    name = f"np.{ufunc.__name__}"  # with, not a decorator: no contextlib frame for user_loc
+
     def method(self, other):
-        if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
-            return api.apply_operator(ufunc, (self, other))
         from jitc.numpy_api.writes import ufunc_into
 
-        return ufunc_into(ufunc, (self, other), self)
+        with calling(name):
+            if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
+                return api.apply_operator(ufunc, (self, other))
+            return ufunc_into(ufunc, (self, other), self)
 
     return method
 
