@@ -563,3 +563,26 @@ def test_runtime_failure_with_several_candidates_names_each(backend):
                   rf"( or x\[\.\.\.\] at {HERE}:{line})?$")
     with pytest.raises(IndexError, match=match):
         jitc.jit(two_gathers, backend=backend)(x, ok, np.array([9, 0]))
+
+
+def two_scatters(x, i, j):
+    y = x.copy()
+    y[i] = 1.0
+    y[j] = 2.0
+    return y
+
+
+def test_runtime_failure_names_the_failing_launch_also_on_the_fast_path(backend):
+    """After a good call (later calls take the fast path, jitc/fastpath.py), a failing one
+    still names the line: on cpu the one scatter whose launch failed (the driver notes it),
+    on cuda either scatter (its kernels share one error flag)."""
+    first, second = (_line_of(two_scatters, t) for t in ("y[i] = 1.0", "y[j] = 2.0"))
+    f = jitc.jit(two_scatters, backend=backend)
+    x = np.zeros(4)
+    np.testing.assert_array_equal(f(x, np.array([1]), np.array([2])), [0, 1, 2, 0])
+    for i, j, line in (([1], [7], second), ([9], [1], first)):
+        at = rf"x\[\.\.\.\] = \.\.\. at {HERE}:"
+        match = (rf"out of bounds.* in {at}{first} or {at}{second}$" if backend == "cuda"
+                 else rf"out of bounds.* in {at}{line}$")
+        with pytest.raises(IndexError, match=match):
+            f(x, np.array(i), np.array(j))

@@ -116,7 +116,8 @@ class CudaExecutable:
             code = dev.read_int(err)
             if code:
                 exc, message = _ERRORS[code]
-                raise failures.located(self.graph, _FAILURE_OF[code], exc,
+                kind = _FAILURE_OF[code]
+                raise failures.located(failures.sites(self.graph, kind), kind, exc,
                                        f"{self.graph.name}: {message}")
         outs = []
         for bid, shape, alias in zip(self.program.outputs, self.program.output_shapes,

@@ -171,3 +171,4 @@ def test_runtime_failures_name_the_numpy_call_and_the_line():
     for case in range(3):
         errors.test_runtime_failures_name_the_numpy_call_and_the_line("cuda", case)
     errors.test_runtime_failure_with_several_candidates_names_each("cuda")
+    errors.test_runtime_failure_names_the_failing_launch_also_on_the_fast_path("cuda")
