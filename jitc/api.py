@@ -13,6 +13,7 @@ import numpy as np
 from jitc import config
 from jitc.dtypes import SUPPORTED, type_str
 from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
+from jitc.failures import KERNEL_FAILURES
 from jitc.pytree import flatten, unflatten
 from jitc.specs import ShapeDtype
 
@@ -65,6 +66,10 @@ def _describe(sig) -> str:
 _SUPPORTED = set(SUPPORTED)
 
 
+def _no_failure(error):
+    return None
+
+
 def _no_fast_call(*args):
     raise SignatureMiss()
 
@@ -95,6 +100,7 @@ class Jitted:
         self._static_names = frozenset(names)
         self._cache: dict = {}
         self._fast = _no_fast_call  # the last signature's self-checking call, see __call__
+        self._fast_failure = _no_failure  # its executable's kernel failure, located
         self._signatures: dict = {}  # key -> per-argument description, for JITC_LOG reasons
         self._lock = threading.Lock()
 
@@ -134,6 +140,11 @@ class Jitted:
                 return self._fast(*args)
             except FAST_PATH_MISSES:
                 pass
+            except KERNEL_FAILURES as e:  # name the NumPy call and line (jitc/failures.py)
+                located = self._fast_failure(e)
+                if located is None:
+                    raise
+                raise located from None
         return self._call(args, kwargs)
 
     def _call(self, args, kwargs):
@@ -163,6 +174,7 @@ class Jitted:
             result = compiled.call_flat(leaves)
         if not kwargs and not static:
             self._fast = compiled.fast_call or _no_fast_call
+            self._fast_failure = getattr(compiled.executable, "failure", _no_failure)
         return result
 
     def _compile(self, args, kwargs, key):

@@ -23,10 +23,45 @@ def _is_array_index(k) -> bool:
     return is_tracer(k) or isinstance(k, (np.ndarray, list, range))
 
 
-def _expand(key, ndim):
-    """Replace Ellipsis by full slices; check the index count."""
+def _constant_value(k):
+    """k's value when it is known now (an array, a list, an array made in the function)."""
+    if is_tracer(k):
+        return k.node.attrs["value"] if k.node.op == "constant" else None
+    return np.asarray(k) if isinstance(k, (np.ndarray, list)) else None
+
+
+def _constant_mask(k) -> bool:
+    value = _constant_value(k)
+    return value is not None and value.dtype == np.dtype(bool) and value.ndim >= 1
+
+
+def _masks_as_arrays(key, shape):
+    """A constant boolean mask in a key is its nonzero() integer arrays (NumPy's own rule),
+    one per axis it covers, once its shape is checked against those axes."""
+    out, dim = [], 0
+    for k in key:
+        if _constant_mask(k):
+            mask = _constant_value(k)
+            for d, m in enumerate(mask.shape):
+                if shape[dim + d] != m:
+                    raise IndexError(f"boolean index did not match indexed array along axis "
+                                     f"{dim + d}; size of axis is {shape[dim + d]} but size of "
+                                     f"corresponding boolean axis is {m}{where()}")
+            out.extend(np.nonzero(mask))
+            dim += mask.ndim
+        else:
+            out.append(k)
+            dim += k is not None
+    return out
+
+
+def _expand(key, shape):
+    """Replace Ellipsis by full slices and constant masks by integer arrays; check the
+    index count."""
+    ndim = len(shape)
     key = key if isinstance(key, tuple) else (key,)
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    consumed = sum(_constant_value(k).ndim if _constant_mask(k) else 1 for k in key
+                   if k is not None and k is not Ellipsis)
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...'){where()}")
     if consumed > ndim:
@@ -40,7 +75,7 @@ def _expand(key, ndim):
             out.append(k)
     if not any(k is Ellipsis for k in key):
         out.extend([slice(None)] * (ndim - consumed))
-    return out
+    return _masks_as_arrays(out, shape)
 
 
 class _Index:
@@ -52,7 +87,7 @@ class _Index:
         # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
         self.has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple)
                                                         else (key,)))
-        key = _expand(key, x.ndim)
+        key = _expand(key, x.shape)
         start, limit, stride = [], [], []
         out_shape = []  # after slicing: None -> 1, int -> dropped, array -> kept as an axis
         array_pos = []  # (position in out_shape, index, position in key)

@@ -7,7 +7,7 @@ tuple type and is read through `get` nodes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,6 +21,8 @@ class Loc:
     file: str
     line: int
     function: str = ""
+    # the NumPy call the user wrote on that line (np.take, x[...]), named in run-time errors
+    api: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -15,12 +17,29 @@ INTERNAL = tuple(os.path.join(_ROOT, d) + os.sep for d in ("jitc", "fusion", "ba
 INTERNAL += (os.path.dirname(os.path.abspath(np.__file__)) + os.sep,)
 
 
+_CALL = threading.local()
+
+
+@contextlib.contextmanager
+def calling(api: str):
+    """Record `api` (np.take, x[...]) as the NumPy call the user made, for the nodes traced
+    inside it: the outermost call wins (np.bincount, not the np.add.at it runs)."""
+    if getattr(_CALL, "api", ""):
+        yield
+        return
+    _CALL.api = api
+    try:
+        yield
+    finally:
+        _CALL.api = ""
+
+
 def user_loc() -> Loc | None:
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(INTERNAL) and not filename.startswith("<frozen"):
-            return Loc(filename, frame.f_lineno, frame.f_code.co_name)
+            return Loc(filename, frame.f_lineno, frame.f_code.co_name, getattr(_CALL, "api", ""))
         frame = frame.f_back
     return None
 

@@ -17,7 +17,7 @@ from jitc.dtypes import check_supported
 from jitc.errors import TracerError, UnsupportedError
 from jitc.ir import Graph
 from jitc.mutation import Buffer
-from jitc.source import user_loc, where
+from jitc.source import calling, user_loc, where
 
 
 class Retrace(Exception):
@@ -212,11 +212,14 @@ class Tracer:
     def __setitem__(self, key, value):
         from jitc.indexing import setitem
 
-        setitem(self, key, value)
+        with calling("x[...] = ..."):
+            setitem(self, key, value)
 
     # -- NumPy protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return api.ufunc_dispatch(ufunc, method, inputs, kwargs)
+        name = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        with calling(name):
+            return api.ufunc_dispatch(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         impl = api.FUNCTIONS.get(func)
@@ -232,7 +235,8 @@ class Tracer:
             )
         if func not in api.complex.FUNCTIONS and func not in api.complex.OWN_ERRORS:
             api.complex.refuse_complex(_numpy_name(func), (*args, *kwargs.values()))
-        return impl(*args, **kwargs)
+        with calling(_numpy_name(func)):
+            return impl(*args, **kwargs)
 
     def __getattr__(self, name):
         # Only reached for names the class lacks: an ndarray method jitc does not compile
@@ -247,7 +251,8 @@ class Tracer:
     def __getitem__(self, key):
         from jitc.indexing import getitem
 
-        return getitem(self, key)
+        with calling("x[...]"):
+            return getitem(self, key)
 
     # -- methods
     def reshape(self, *shape, order="C"):
@@ -378,9 +383,13 @@ for _name in REAL_ONLY_METHODS:
 
 
 def _binary(ufunc, reflected=False):
-    if reflected:
-        return lambda self, other: api.apply_operator(ufunc, (other, self))
-    return lambda self, other: api.apply_operator(ufunc, (self, other))
+    name = f"np.{ufunc.__name__}"  # how run-time errors name the operator (a ** b: np.power)
+
+    def method(self, other):
+        with calling(name):
+            return api.apply_operator(ufunc, (other, self) if reflected else (self, other))
+
+    return method
 
 
 for _name, _ufunc in [
@@ -395,12 +404,15 @@ for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater)
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
 def _inplace(ufunc):
+    name = f"np.{ufunc.__name__}"  # with, not a decorator: no contextlib frame for user_loc
+
     def method(self, other):
-        if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
-            return api.apply_operator(ufunc, (self, other))
         from jitc.numpy_api.writes import ufunc_into
 
-        return ufunc_into(ufunc, (self, other), self)
+        with calling(name):
+            if self.scalar or self.weak:  # Python and NumPy scalars are immutable: rebind
+                return api.apply_operator(ufunc, (self, other))
+            return ufunc_into(ufunc, (self, other), self)
 
     return method
 

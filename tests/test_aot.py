@@ -265,6 +265,22 @@ def test_out_of_bounds_gather_is_an_exception_not_a_crash(tmp_path):
         take_aot(t, np.array([0, 5, 1, 2]))
 
 
+def test_bincount_compiles_ahead_of_time(tmp_path):
+    """np.bincount with a static minlength (its np.add.at scatter); a value past minlength
+    is the scatter's failing status, as for any index out of bounds."""
+    def counts(x, w):
+        return np.bincount(x, minlength=6), np.bincount(x, w, minlength=6)
+
+    aot.compile(counts, "i32[7]", "f32[7]", name="counts").write(str(tmp_path))
+    counts_aot = _load(str(tmp_path), "counts")
+    x, w = np.array([0, 1, 1, 5, 3, 1, 0], np.int32), np.arange(7, dtype=np.float32)
+    for got, want in zip(counts_aot(x, w), counts(x, w)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(RuntimeError, match="failed with status 1"):
+        counts_aot(np.array([0, 1, 6, 0, 0, 0, 0], np.int32), w)
+
+
 def test_running_sums_compile_ahead_of_time(tmp_path):
     def balance(deposits, rates):
         return np.cumsum(deposits, axis=1) * np.cumprod(1.0 + rates)

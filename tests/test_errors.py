@@ -510,3 +510,78 @@ def test_several_index_arrays_refuse_one_out_of_its_axis_range(backend):
     np.testing.assert_array_equal(f(x, k, i, np.array([0, 5, 3])), x[:, k, i, [0, 5, 3]])
     with pytest.raises(IndexError, match="out of bounds"):
         f(x, k, i, np.array([0, 6, 3]))
+
+
+# ----------------------------------------------------------------------------- Run-time failures
+
+def takes(x, i):
+    return np.take(x, i) * 2
+
+
+def scatters(x, i):
+    x[i] = 1.0
+    return x
+
+
+def powers(a, b):
+    return a ** b
+
+
+def two_gathers(x, i, j):
+    return x[i] + x[j]
+
+
+def _runtime_cases():
+    x, ints = np.arange(5.0), np.arange(3)
+    return [
+        (takes, (x, np.array([1, 7])), IndexError, "out of bounds", r"np\.take", "np.take"),
+        (scatters, (x.copy(), np.array([0, -6])), IndexError, "out of bounds",
+         r"x\[\.\.\.\] = \.\.\.", "x[i] ="),
+        (powers, (ints, np.array([1, -1, 2])), ValueError, "negative integer powers",
+         r"np\.power", "a ** b"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_runtime_failures_name_the_numpy_call_and_the_line(backend, case):
+    """A kernel reports only a kind of failure: the error still names the NumPy call and
+    this file's line that traced the failing node."""
+    fn, args, error, message, api, text = _runtime_cases()[case]
+    with pytest.raises(error, match=rf"{message}.* in {api} at "
+                                    rf"{HERE}:{_line_of(fn, text)}$"):
+        jitc.jit(fn, backend=backend)(*args)
+
+
+def test_runtime_failure_with_several_candidates_names_each(backend):
+    """Two gathers in one function: the kernel does not say which failed, so both lines are
+    named (the failure path looks them up; the kernels do no extra work per call)."""
+    line = _line_of(two_gathers, "x[i] + x[j]")
+    x, ok = np.arange(5.0), np.array([0, 1])
+    match = (rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}$" if backend == "reference"
+             else rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}"
+                  rf"( or x\[\.\.\.\] at {HERE}:{line})?$")
+    with pytest.raises(IndexError, match=match):
+        jitc.jit(two_gathers, backend=backend)(x, ok, np.array([9, 0]))
+
+
+def two_scatters(x, i, j):
+    y = x.copy()
+    y[i] = 1.0
+    y[j] = 2.0
+    return y
+
+
+def test_runtime_failure_names_the_failing_launch_also_on_the_fast_path(backend):
+    """After a good call (later calls take the fast path, jitc/fastpath.py), a failing one
+    still names the line: on cpu the one scatter whose launch failed (the driver notes it),
+    on cuda either scatter (its kernels share one error flag)."""
+    first, second = (_line_of(two_scatters, t) for t in ("y[i] = 1.0", "y[j] = 2.0"))
+    f = jitc.jit(two_scatters, backend=backend)
+    x = np.zeros(4)
+    np.testing.assert_array_equal(f(x, np.array([1]), np.array([2])), [0, 1, 2, 0])
+    for i, j, line in (([1], [7], second), ([9], [1], first)):
+        at = rf"x\[\.\.\.\] = \.\.\. at {HERE}:"
+        match = (rf"out of bounds.* in {at}{first} or {at}{second}$" if backend == "cuda"
+                 else rf"out of bounds.* in {at}{line}$")
+        with pytest.raises(IndexError, match=match):
+            f(x, np.array(i), np.array(j))

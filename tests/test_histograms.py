@@ -60,3 +60,51 @@ def test_histograms_are_numpys(backend, dtype):
 def test_errors_name_the_argument_and_the_line(call, error, message):
     with pytest.raises(error, match=message + r".*test_histograms\.py"):
         jitc.jit(call, backend="reference")(np.linspace(0, 1, 5))
+
+
+def bincounts(x, w, b):
+    return (np.bincount(x, minlength=8), np.bincount(x, weights=w, minlength=10),
+            np.bincount(b, minlength=3), np.bincount(x[:0], minlength=4))
+
+
+def test_bincount_is_numpys(backend):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 8, 40).astype(np.int32)
+    w = rng.random(40).astype(np.float32)
+    b = x > 3
+    before = [v.copy() for v in (x, w, b)]
+    got = jitc.jit(bincounts, backend=backend)(x, w, b)
+    for g, want in zip(got, bincounts(x, w, b)):
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_array_equal(g, want)
+    for v, old in zip((x, w, b), before):
+        np.testing.assert_array_equal(v, old)
+
+
+def count(x):
+    return np.bincount(x, minlength=5)
+
+
+@pytest.mark.parametrize("bad", [[0, 5], [3, -1]])
+def test_bincount_out_of_range_names_bincount_and_the_line(backend, bad):
+    """NumPy raises for a negative value and grows the result for one >= minlength, which a
+    static shape cannot: both fail at run time, naming np.bincount and the user's line."""
+    line = count.__code__.co_firstlineno + 1
+    with pytest.raises(ValueError, match=rf"np\.bincount: .*raise minlength at "
+                                         rf".*test_histograms\.py:{line}"):
+        jitc.jit(count, backend=backend)(np.array(bad))
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda x: np.bincount(x), UnsupportedError, "depends on the data.*pass minlength"),
+    (lambda x: np.bincount(x.astype(float), minlength=3), TypeError, "Cannot cast"),
+    (lambda x: np.bincount(x.astype(np.uint64), minlength=3), TypeError, "Cannot cast"),
+    (lambda x: np.bincount(x.reshape(1, -1), minlength=3), ValueError, "1-dimensional"),
+    (lambda x: np.bincount(x, minlength=-1), ValueError, "must not be negative"),
+    (lambda x: np.bincount(x, minlength=x[0]), UnsupportedError, "must be an int"),
+    (lambda x: np.bincount(x, weights=x[:2], minlength=3), ValueError,
+     "don't have the same length"),
+])
+def test_bincount_errors_name_the_line(call, error, message):
+    with pytest.raises(error, match=r"np\.bincount.*" + message + r".*test_histograms\.py"):
+        jitc.jit(call, backend="reference")(np.arange(4))

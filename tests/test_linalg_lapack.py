@@ -116,9 +116,11 @@ def _raises_numpys(backend, fn, *args, message):
     copies = [x.copy() for x in args]
     with pytest.raises(np.linalg.LinAlgError, match=f"^{message}$"):
         fn(*args)
-    # cuda names the function first, as for its other run-time errors ("inv: Singular ...")
+    # cuda names the function first, as for its other run-time errors ("inv: Singular ...");
+    # every backend then names the NumPy call and the user's line
     with pytest.raises(np.linalg.LinAlgError,
-                       match=f"{'' if backend == 'cuda' else '^'}{message}$"):
+                       match=f"{'' if backend == 'cuda' else '^'}{message} in "
+                             r"np\.linalg\.\w+ at .*test_linalg_lapack\.py:\d+$"):
         jitc.jit(fn, backend=backend)(*args)
     for before, after in zip(copies, args):
         np.testing.assert_array_equal(before, after)

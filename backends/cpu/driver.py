@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
@@ -128,8 +129,13 @@ ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gath
           5: SINGULAR,
           6: NOT_POSITIVE_DEFINITE}
 _KIND = {v: k for k, v in ERRORS.items()}
+# The primitive behind each kind (jitc.failures names the nodes that can fail so).
+FAILURE_OF = {ERRORS[1]: failures.GATHER, ERRORS[2]: failures.NEGATIVE_POWER,
+              SCATTER_ERROR: failures.SCATTER, SINGULAR: failures.LINALG,
+              NOT_POSITIVE_DEFINITE: failures.LINALG}
 # The state vector's header: where its tables are (see emit).
-LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE = range(8)
+# FAILED: where the driver notes the launch-table position of a launch that failed.
+LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE, FAILED = range(9)
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
 
 # Every driver ends the same way: with `pk` (the packs), `base` (each array's address) and
@@ -144,6 +150,7 @@ _LAUNCH_LINES = [
     f" {LAUNCH_ENTRY}):",
     f"    if call_launcher(n[{LAUNCHER}], n[e], pa + 8 * n[e + 1], n[e + 2], n[e + 3]):",
     "        failed = n[e + 4]",
+    f"        n[{FAILED}] = e",
     "        break",
     "keep_alive(alive)",
 ] + [line for kind, (cls, message) in ERRORS.items()
@@ -210,7 +217,7 @@ def emit(program: Program) -> Emitted:
     n_results = len(program.results)
     arrays = program.params + program.results
     sz = Sizes()
-    for _ in range(WIDE + 1):
+    for _ in range(FAILED + 1):
         sz(0)  # the header, filled in below
     shape_slots = [(i, k, len(sz.values), sz(d)) for i, (shape, _) in enumerate(program.params)
                    for k, d in enumerate(shape)]
@@ -255,7 +262,7 @@ def emit(program: Program) -> Emitted:
         launches.append([0, at, kernel.rows, kernel.work, kind])  # address filled at run time
     slots = sz.values
     header = [0, len(launches), len(slots), len(pointers) // POINTER_ENTRY,
-              len(slots) + LAUNCH_ENTRY * len(launches), 0, program.temp_bytes, wide_at]
+              len(slots) + LAUNCH_ENTRY * len(launches), 0, program.temp_bytes, wide_at, 0]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 

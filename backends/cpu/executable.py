@@ -8,14 +8,15 @@ import os
 
 import numpy as np
 
-from jitc import config
+from jitc import config, failures
 from jitc.backends.cpu.cache import load_module, seal
-from jitc.backends.cpu.driver import emit
+from jitc.backends.cpu.driver import FAILED, FAILURE_OF, LAUNCH_ENTRY, LAUNCH_TABLE, emit
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.threads import single_threaded_scipy_blas
 from jitc.backends.cpu.wide import collector_modules, wide_run
+from jitc.failures import KERNEL_FAILURES
 from jitc.ir import Graph
 
 
@@ -35,6 +36,7 @@ class CpuExecutable:
         self.constants = [_frozen(c) for c in emitted.constants]  # the state points at them
         state = emitted.state(launcher_address(),
                               [addresses[i] for i in emitted.kernel_of_launch], self.constants)
+        self.state = state  # the driver notes a failed launch in it
         self.module = load_module(emitted.driver_source)
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
         # the driver with its state bound, called with the arguments and the result arrays
@@ -54,12 +56,29 @@ class CpuExecutable:
         aligned array, and so does each result: the driver's one numba signature."""
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
-        self.checked_run(*map(_stored, arrays), *map(_stored, outs))
+        try:
+            self.checked_run(*map(_stored, arrays), *map(_stored, outs))
+        except KERNEL_FAILURES as e:
+            located = self.failure(e)
+            if located is None:
+                raise
+            raise located from None
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
             self._sealed = True
         return outs
+
+    def failure(self, error: Exception) -> Exception | None:
+        """The driver's `error` naming the NumPy call and line of the nodes of the launch
+        that failed (None: not a kernel failure). The fast path (jitc/fastpath.py) calls
+        checked_run itself, and this on a failure."""
+        kind = FAILURE_OF.get((type(error).__name__, str(error)))
+        if kind is None:
+            return None
+        launch = (int(self.state[FAILED]) - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
+        return failures.located(self.program.kernels[launch].sites, kind, type(error),
+                                str(error))
 
     def can_write_into(self, param_index: int, output_index: int) -> bool:
         """May the caller pass parameter `param_index`'s array as the buffer of result

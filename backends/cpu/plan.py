@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc import ops
+from jitc import failures, ops
 from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
@@ -87,6 +87,7 @@ class Kernel:
     rows: int
     work: int
     error: tuple | None = None  # (exception class name, message) when a body can raise
+    sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
 
 
 @dataclass
@@ -121,6 +122,7 @@ class _KernelBuilder:
         self.pointers: list[Buf] = []
         self.bodies: list[Body] = []
         self.error = None
+        self.sites: list[Node] = []
 
     def pointer(self, buf: Buf) -> int:
         for k, p in enumerate(self.pointers):
@@ -134,7 +136,8 @@ class _KernelBuilder:
         self.bodies.append(Body(_hoist_sizes(source), arrays))
 
     def kernel(self, rows: int, work: int) -> Kernel:
-        return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error)
+        return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
+                      tuple(self.sites))
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
@@ -250,6 +253,7 @@ class Planner:
         kb.add(ks.source, [inputs(m) for m in ks.inputs] + [outs[k] for k in ks.out_args]
                + scratch)
         kb.error = kb.error or _error(body)
+        kb.sites += failures.sites(body)
         return ks, local
 
     def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0):
@@ -363,6 +367,7 @@ class Planner:
         kb.add(scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
                [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
         kb.error = SCATTER_ERROR
+        kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
 
     def _scan(self, n: Node, out: Buf):
@@ -410,6 +415,7 @@ class Planner:
         kb = _KernelBuilder()
         kb.add(lapack_source(kind, n.dtype, kb.sz), views)
         kb.error = ERROR_OF_KIND[kind]
+        kb.sites = [n]
         self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
 
     def _copy(self, src: Buf, dst: Buf):

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from jitc import config
+from jitc import config, failures
 from jitc.backends.cuda import launch, modules
 from jitc.backends.cuda.device import current, is_device_array
 from jitc.backends.cuda.lowering import (
@@ -42,6 +42,10 @@ _ERRORS = {
     ERR_SINGULAR: (np.linalg.LinAlgError, "Singular matrix"),
     ERR_NOT_POSITIVE_DEFINITE: (np.linalg.LinAlgError, "Matrix is not positive definite"),
 }
+# The primitive behind each code (jitc.failures names the nodes that can fail so).
+_FAILURE_OF = {ERR_INDEX: failures.GATHER, ERR_NEGATIVE_POWER: failures.NEGATIVE_POWER,
+               ERR_SCATTER: failures.SCATTER, ERR_SINGULAR: failures.LINALG,
+               ERR_NOT_POSITIVE_DEFINITE: failures.LINALG}
 
 
 class CudaExecutable:
@@ -112,7 +116,9 @@ class CudaExecutable:
             code = dev.read_int(err)
             if code:
                 exc, message = _ERRORS[code]
-                raise exc(f"{self.graph.name}: {message}")
+                kind = _FAILURE_OF[code]
+                raise failures.located(failures.sites(self.graph, kind), kind, exc,
+                                       f"{self.graph.name}: {message}")
         outs = []
         for bid, shape, alias in zip(self.program.outputs, self.program.output_shapes,
                                      self.program.output_aliases_input):

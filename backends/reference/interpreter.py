@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc import failures
 from jitc.ir import Graph
 from jitc.primitives import PRIMITIVES
 
@@ -25,7 +26,10 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
                 value = env[node.operands[0]][node.attrs["index"]]
             else:
                 impl = PRIMITIVES[node.op].impl
-                value = np.asarray(impl(*(env[o] for o in node.operands), **node.attrs))
+                try:
+                    value = np.asarray(impl(*(env[o] for o in node.operands), **node.attrs))
+                except (IndexError, ValueError, np.linalg.LinAlgError) as e:
+                    raise failures.at_node(node, e) from None
                 if value.dtype != node.dtype:  # e.g. np.sign on bool inputs
                     value = value.astype(node.dtype)
             env[node] = value

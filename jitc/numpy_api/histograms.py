@@ -106,3 +106,39 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         widths = np.diff(edges).astype(float)
         return hist / widths / hist.sum(), edges
     return hist, edges
+
+
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """NumPy's bincount into a result of the static length `minlength`: a negative value,
+    or one that would make NumPy's result longer, fails at run time (jitc.failures names
+    np.bincount and the line), through the same np.add.at as np.histogram."""
+    ctx = find_ctx([x, weights])
+    x = lift(ctx, x)
+    if x.dtype.kind not in "biu" or not np.can_cast(x.dtype, np.intp, "safe"):
+        raise TypeError(f"np.bincount: Cannot cast array data from {x.dtype!r} to "
+                        f"dtype('int64') according to the rule 'safe'{where()}")
+    if x.ndim != 1:
+        raise ValueError(f"np.bincount: x must be 1-dimensional, got {x.ndim} dimensions "
+                         f"(NumPy: object too deep for desired array){where()}")
+    if is_tracer(minlength):
+        raise UnsupportedError(f"np.bincount minlength= must be an int, not a traced array"
+                               f"{where()}")
+    n = operator.index(minlength)
+    if n < 0:
+        raise ValueError(f"np.bincount: 'minlength' must not be negative{where()}")
+    if n == 0:
+        raise UnsupportedError(
+            f"np.bincount without minlength=: the result's length (the largest value + 1) "
+            f"depends on the data, which jitc does not know when it compiles; pass "
+            f"minlength=N with N above every value{where()}")
+    if weights is not None:
+        weights = lift(ctx, weights)
+        if weights.shape != x.shape:
+            raise ValueError(f"np.bincount: The weights and list don't have the same "
+                             f"length.{where()}")
+    index = lax.convert(x, np.dtype(np.intp))
+    index = np.where(index < 0, n, index)  # out of bounds: negative counts from the end
+    counts = lax.full(ctx, (n,), 0, np.float64 if weights is not None else np.intp)
+    np.add.at(counts, index, 1 if weights is None else weights.astype(np.float64))
+    return counts

@@ -134,3 +134,26 @@ def digitize(x, bins, right=False):
     if increasing:
         return searchsorted(bins, x, side=side)
     return lax.convert(len(bins) - searchsorted(bins[::-1], x, side=side), np.intp)
+
+
+@implements(np.ix_)
+def ix_(*args):
+    """NumPy's open mesh: each 1-d index as an array along its own axis, to broadcast."""
+    ctx = find_ctx(args)
+    out = []
+    for k, a in enumerate(args):
+        if is_tracer(a) and a.dtype == np.dtype(bool):
+            raise UnsupportedError(f"np.ix_ of a traced boolean array: its nonzero() count, "
+                                   f"and so the shape, is known only at run time{where()}")
+        if not is_tracer(a):
+            a = np.asarray(a)
+            if a.dtype == np.dtype(bool) and a.ndim == 1:  # NumPy takes its nonzero()
+                a = np.nonzero(a)[0]
+            if a.size == 0:
+                a = a.astype(np.intp)
+        x = lift(ctx, a)
+        if x.ndim != 1:
+            raise ValueError(f"np.ix_: Cross index must be 1 dimensional{where()}")
+        shape = (1,) * k + (x.size,) + (1,) * (len(args) - k - 1)
+        out.append(lax.reshape(x, shape))
+    return tuple(out)

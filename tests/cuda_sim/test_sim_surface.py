@@ -155,6 +155,8 @@ def test_histograms():
     from tests import test_histograms as histograms
 
     histograms.test_histograms_are_numpys("cuda", np.float32)
+    histograms.test_bincount_is_numpys("cuda")
+    histograms.test_bincount_out_of_range_names_bincount_and_the_line("cuda", [0, 5])
 
 
 def test_convolve_and_correlate():
@@ -174,3 +176,12 @@ def test_array_api_functions(dtype):
     if dtype != np.int32:
         array_api.test_vector_and_matrix_norms("cuda", dtype)
         array_api.test_nextafter_is_numpys_bit_for_bit("cuda", dtype)
+
+
+def test_runtime_failures_name_the_numpy_call_and_the_line():
+    from tests import test_errors as errors
+
+    for case in range(3):
+        errors.test_runtime_failures_name_the_numpy_call_and_the_line("cuda", case)
+    errors.test_runtime_failure_with_several_candidates_names_each("cuda")
+    errors.test_runtime_failure_names_the_failing_launch_also_on_the_fast_path("cuda")
