@@ -348,11 +348,13 @@ def test_jitc_log_says_which_axes_are_rechunked(caplog):
 
 
 def test_many_partials_combine_in_a_tree_and_tasks_stay_small():
-    """40 row blocks: no combine task reads more than SPLIT_EVERY partials; the graph
-    holds the program reference once, and it pickles small (no compiled code)."""
+    """40 row blocks: no combine task reads more than SPLIT_EVERY partials, and a jitc
+    kernel folds them; the graph holds the program reference once, and it pickles small
+    (no compiled code)."""
     import cloudpickle
 
     from jitc.chunked.blocks import SPLIT_EVERY, StageRef
+    from jitc.chunked.stages import _combiner
 
     x = da.from_array(X.astype(np.float64), chunks=(5, 48))
     y = stats(x)
@@ -361,5 +363,6 @@ def test_many_partials_combine_in_a_tree_and_tasks_stay_small():
     combines = [t for t in graph.values() if isinstance(t, tuple) and t and
                 getattr(t[0], "__name__", "") == "combine"]
     assert combines and max(len(t) - 2 for t in combines) <= SPLIT_EVERY
+    assert _combiner("sum")._cache  # compiled: the partials went through a jitc kernel
     refs = [v for v in graph.values() if isinstance(v, StageRef)]
     assert len(refs) == 1 and len(cloudpickle.dumps(refs[0])) < 8000

@@ -122,5 +122,19 @@ def _live(outputs, stop) -> set:
 
 
 def combine(kind, *partials):
-    """A reduction's value from its blocks' partials (NumPy's own add, max, ...)."""
-    return np.asarray(functools.reduce(COMBINE[kind], partials))
+    """A reduction's value from its blocks' partials, folded pairwise by a jitc kernel
+    (one compile per kind, partial shape and dtype in each worker, however many partials a
+    combine task reads)."""
+    return np.asarray(functools.reduce(functools.partial(_pair, kind), partials))
+
+
+@functools.cache
+def _combiner(kind):
+    from jitc.api import jit
+
+    op = COMBINE[kind]
+    return jit(lambda a, b: op(a, b))
+
+
+def _pair(kind, a, b):
+    return _combiner(kind)(a, b)
