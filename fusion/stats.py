@@ -8,7 +8,10 @@
   nothing;
 - library_calls: the dots among the launches;
 - temp_bytes: the arena of intermediates after buffer planning (fusion/buffers.py), i.e. the
-  peak bytes of intermediates materialized per call.
+  peak bytes of intermediates materialized per call;
+- kernel_names: a name per launch, after the node's `%i` in as_text(): `fusion_3` for a
+  fusion, `exp_7` for a single op, and for a dot fusion `fusion_3.dot` (the library call)
+  then `fusion_3` (its epilogue).
 """
 
 from __future__ import annotations
@@ -29,6 +32,19 @@ def launches(n: Node) -> int:
     return 1
 
 
+def kernel_names(graph: Graph) -> list[tuple[str, Node]]:
+    """(name, node) per launch, in graph order (see the module docstring)."""
+    out = []
+    for i, n in enumerate(graph.nodes):
+        k = launches(n)
+        name = f"{n.op}_{i}"
+        if k == 2:
+            out.append((f"{name}.dot", n))
+        if k:
+            out.append((name, n))
+    return out
+
+
 def graph_stats(graph: Graph) -> dict:
     library = sum(1 for n in graph.nodes if n.op == "dot_general" or (
         n.op == "fusion" and n.attrs.get("kind") == "dot"))
@@ -38,4 +54,5 @@ def graph_stats(graph: Graph) -> dict:
         "kernels": sum(launches(n) for n in graph.nodes),
         "library_calls": library,
         "temp_bytes": plan_buffers(graph).size,
+        "kernel_names": [name for name, _ in kernel_names(graph)],
     }

@@ -172,7 +172,7 @@ class Jitted:
                 self._cache.pop(key, None)
             compiled = self._compile(args, kwargs, key)
             result = compiled.call_flat(leaves)
-        if not kwargs and not static:
+        if not kwargs and not static and not config.TRACE:  # traced calls take call_flat
             self._fast = compiled.fast_call or _no_fast_call
             self._fast_failure = getattr(compiled.executable, "failure", _no_failure)
         return result
@@ -408,7 +408,15 @@ class Compiled:
                 raise StaleCapture()
         if self.lowered.writebacks:
             _check_overlap(self.lowered, leaves)
-        outs = self.executable(*arrays, *captured)
+        if config.TRACE:
+            from jitc import chrome_trace
+
+            return chrome_trace.traced_call(
+                self, lambda run: self._run(run, arrays, captured, leaves))
+        return self._run(self.executable, arrays, captured, leaves)
+
+    def _run(self, run, arrays, captured, leaves):
+        outs = run(*arrays, *captured)
         for (kind, target), k in self.lowered.writebacks:
             if kind == "arg":
                 write_back(leaves[target], outs[k])
@@ -503,6 +511,13 @@ class Compiled:
 
     def stats(self) -> dict:
         return self.executable.stats()
+
+    def report(self, path: str) -> str:
+        """Write an offline HTML page to `path`: the fused graph, the time each kernel takes
+        (cpu), see jitc/report. Returns the path."""
+        from jitc import report
+
+        return report.write(self, path)
 
     def fusion_report(self) -> str:
         from jitc.fusion import fusion_report

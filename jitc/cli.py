@@ -4,6 +4,8 @@
     jitc aot examples/lstm.py:step --arg f32[1,60] ... -o build/ [--target aarch64-linux]
              [--name NAME] [--cpu generic|native|CPU] [--max-bytes N] [--emit-test]
     jitc size build/step
+    jitc report examples/mlp.py:layer --arg f32[1,512] -o report.html
+    jitc report build/step -o report.html
 """
 
 from __future__ import annotations
@@ -99,14 +101,50 @@ def cmd_aot(args):
     specs = parse_specs(args.arg)
     name = args.name or args.target.rpartition(":")[2]
     os.makedirs(args.output, exist_ok=True)  # an unwritable -o fails before compiling
+    built_from = {"function": _absolute_target(args.target), "args": list(args.arg or []),
+                  "max_bytes": args.max_bytes}
     return aot.cli_compile(fn, specs, name=name, out_dir=args.output, target=args.target_triple,
-                           cpu=args.cpu, max_bytes=args.max_bytes, emit_test=args.emit_test)
+                           cpu=args.cpu, max_bytes=args.max_bytes, emit_test=args.emit_test,
+                           built_from=built_from)
+
+
+def _absolute_target(target: str) -> str:
+    path, _, name = target.rpartition(":")
+    return f"{os.path.abspath(path)}:{name}"
 
 
 def cmd_size(args):
     from jitc import aot
 
     print(aot.read_size_report(args.artifact))
+    return 0
+
+
+def cmd_report(args):
+    import jitc
+    from jitc import report
+
+    out = os.path.abspath(args.output)
+    if os.path.isdir(out) or not os.access(os.path.dirname(out), os.W_OK):
+        raise CliError(f"cannot write the report to {args.output}")
+    size = None
+    if ".py:" in args.target or args.target.endswith(".py"):
+        target, specs = args.target, parse_specs(args.arg)
+    else:
+        if args.arg:
+            raise CliError("--arg is for FILE.py:FUNCTION; an artifact has its arguments")
+        path, size_report = report.read_artifact(args.target)
+        built = size_report.get("built_from")
+        if not built:
+            raise CliError(f"{path} records no function to re-trace (built before `jitc "
+                           f"report` existed, or by jitc.aot.compile): rebuild it with `jitc "
+                           f"aot`")
+        target, specs = built["function"], parse_specs(built["args"])
+        size = report.artifact_size(path, size_report)
+    fn = load_function(target)
+    compiled = jitc.jit(fn).lower(*specs).compile()
+    report.write(compiled, out, size)
+    print(f"wrote {args.output}")
     return 0
 
 
@@ -135,6 +173,12 @@ def main(argv=None) -> int:
     size = sub.add_parser("size", help="print the size report of an artifact")
     size.add_argument("artifact", help="DIR/NAME of a compiled artifact")
     size.set_defaults(run=cmd_size)
+    rep = sub.add_parser("report", help="write an HTML page: fused graph, size treemap, time "
+                                        "per kernel")
+    rep.add_argument("target", help="FILE.py:FUNCTION, or DIR/NAME of a compiled artifact")
+    rep.add_argument("--arg", action="append", help="argument spec such as f32[1,512]")
+    rep.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    rep.set_defaults(run=cmd_report)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

@@ -6,3 +6,4 @@ DISABLE_JIT = os.environ.get("JITC_DISABLE_JIT", "") not in ("", "0")
 LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
 DEFAULT_BACKEND = "cpu"
+TRACE = os.environ.get("JITC_TRACE") or None  # a Chrome trace file of compiled calls

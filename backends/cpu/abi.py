@@ -109,3 +109,22 @@ def keep_alive(typingctx, values):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def monotonic_ns(typingctx):
+    """clock_gettime(CLOCK_MONOTONIC) in nanoseconds: the clock of Python's
+    time.perf_counter_ns on Linux, so a kernel's timestamps line up with its call's."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        spec = cgutils.alloca_once(builder, ir.ArrayType(_I64, 2))  # struct timespec
+        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), _I64.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
+        seconds = builder.bitcast(spec, _I64.as_pointer())
+        builder.call(fn, [ir.Constant(ir.IntType(32), 1), seconds])  # CLOCK_MONOTONIC
+        nanos = builder.gep(seconds, [ir.Constant(ir.IntType(32), 1)])
+        return builder.add(builder.mul(builder.load(seconds), ir.Constant(_I64, 10**9)),
+                           builder.load(nanos))
+
+    return sig, codegen

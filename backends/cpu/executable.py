@@ -10,7 +10,14 @@ import numpy as np
 
 from jitc import config, failures
 from jitc.backends.cpu.cache import load_module, seal
-from jitc.backends.cpu.driver import FAILED, FAILURE_OF, LAUNCH_ENTRY, LAUNCH_TABLE, emit
+from jitc.backends.cpu.driver import (
+    FAILED,
+    FAILURE_OF,
+    LAUNCH_ENTRY,
+    LAUNCH_TABLE,
+    LAUNCHER,
+    emit,
+)
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
@@ -43,21 +50,43 @@ class CpuExecutable:
         # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
         # for other array types (see __call__)
         self.compiled_modules = self.kernel_modules + [self.module]
+        self._wide = emitted.wide
         if emitted.wide:
-            types = self.program.params + self.program.results
-            self.checked_run = wide_run(self.module.driver, state, types)
-            self.compiled_modules += collector_modules(types)
-        else:
-            self.checked_run = functools.partial(self.module.driver, state)
+            self.compiled_modules += collector_modules(self.program.params + self.program.results)
+        self.checked_run = self._runner(state)
+        self._profiled_run = None  # checked_run with every launch timed (profiled_call)
         self._sealed = False
+
+    def _runner(self, state):
+        if self._wide:
+            return wide_run(self.module.driver, state, self.program.params + self.program.results)
+        return functools.partial(self.module.driver, state)
 
     def __call__(self, *arrays):
         """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,
         aligned array, and so does each result: the driver's one numba signature."""
+        return self._run(self.checked_run, arrays)
+
+    def profiled_call(self, *arrays):
+        """(outputs, [(launch index, start ns, end ns)]): a call with every kernel launch
+        timed (profile.py); one profiled call at a time in the process."""
+        from jitc.backends.cpu import profile
+
+        with profile.LOCK:
+            if self._profiled_run is None:
+                state = self.state.copy()
+                state[LAUNCHER] = profile.profiling_launcher_address()
+                self._profiled_run = self._runner(state)
+            profile.start()
+            outs = self._run(self._profiled_run, arrays)
+            records = profile.records()
+        return outs, [(i, int(start), int(end)) for i, (_, _, start, end) in enumerate(records)]
+
+    def _run(self, run, arrays):
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         try:
-            self.checked_run(*map(_stored, arrays), *map(_stored, outs))
+            run(*map(_stored, arrays), *map(_stored, outs))
         except KERNEL_FAILURES as e:
             located = self.failure(e)
             if located is None:

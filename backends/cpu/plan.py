@@ -88,6 +88,7 @@ class Kernel:
     work: int
     error: tuple | None = None  # (exception class name, message) when a body can raise
     sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
+    node: Node | None = None  # the graph node it computes (None: a copy into a result)
 
 
 @dataclass
@@ -426,6 +427,23 @@ class Planner:
         kb.add(COPY_BODY, [src.viewed((size,)), dst.viewed((size,))])
         self.kernels.append(kb.kernel(size, size))
 
+    def _node_kernels(self, n: Node, outs: list):
+        if n.op == "fusion":
+            self._fusion(n, outs)
+        elif n.op == "dot_general":
+            self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
+        elif n.op == "scatter":
+            self._scatter(n, outs[0])
+        elif n.op == "cumulative":
+            self._scan(n, outs[0])
+        elif n.op in ops.SORTS:
+            self._sort(n, outs[0])
+        elif n.op == "linalg":
+            self._linalg(n, outs[0])
+        else:
+            body, sources = single_op_body(n)
+            self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]], outs)
+
     def build(self, name: str) -> Program:
         g = self.graph
         self.find, self.result_of = self._result_classes()
@@ -436,23 +454,10 @@ class Planner:
         for n in g.nodes:
             if n.op in ("parameter", "constant", "get") or is_view(n):
                 continue
-            outs = self._outputs_of(n, gets)
-            if n.op == "fusion":
-                self._fusion(n, outs)
-            elif n.op == "dot_general":
-                self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
-            elif n.op == "scatter":
-                self._scatter(n, outs[0])
-            elif n.op == "cumulative":
-                self._scan(n, outs[0])
-            elif n.op in ops.SORTS:
-                self._sort(n, outs[0])
-            elif n.op == "linalg":
-                self._linalg(n, outs[0])
-            else:
-                body, sources = single_op_body(n)
-                self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]],
-                                  outs)
+            first = len(self.kernels)
+            self._node_kernels(n, self._outputs_of(n, gets))
+            for k in self.kernels[first:]:
+                k.node = n
         for k, o in enumerate(g.outputs):
             where, target = self.loc[o], self.targets[k]
             if where.start != target.start:

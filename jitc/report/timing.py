@@ -1,0 +1,63 @@
+"""Where a call's time goes: each launch timed over repeated profiled calls on seeded random
+inputs (backends/cpu/profile.py), and this machine's copy bandwidth to compare against."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+COPY_BYTES = 64 << 20  # well past the last-level cache
+
+
+def seeded_inputs(params, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in params:
+        if p.dtype.kind == "f":
+            a = rng.standard_normal(p.shape).astype(p.dtype)
+        elif p.dtype.kind == "c":
+            a = (rng.standard_normal(p.shape) + 1j * rng.standard_normal(p.shape)).astype(p.dtype)
+        elif p.dtype.kind == "b":
+            a = rng.random(p.shape) < 0.5
+        else:
+            a = rng.integers(0, 100, p.shape).astype(p.dtype)
+        out.append(np.ascontiguousarray(a))
+    return out
+
+
+def copy_bandwidth() -> float:
+    """Bytes per second NumPy's copy moves (read + write), best of five."""
+    src = np.ones(COPY_BYTES // 8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t)
+    return 2 * src.nbytes / best
+
+
+def time_kernels(executable, min_seconds: float = 0.2, max_calls: int = 200) -> dict:
+    """{"calls": n, "call_ns": median call, "launch_ns": [median per launch]}: plain calls of
+    `executable` (a cpu executable) on seeded inputs, then as many profiled calls."""
+    arrays = seeded_inputs(executable.graph.params)
+    executable(*arrays)
+    executable.profiled_call(*arrays)  # compiles the profiling launcher
+    calls = _repeat(lambda: executable(*arrays), min_seconds, max_calls)
+    per_launch = []
+    for _ in calls:
+        _, spans = executable.profiled_call(*arrays)
+        per_launch.append([end - begin for _, begin, end in spans])
+    return {"calls": len(calls), "call_ns": float(np.median(calls)),
+            "launch_ns": [float(v) for v in np.median(np.array(per_launch), axis=0)]}
+
+
+def _repeat(call, min_seconds: float, max_calls: int) -> list[int]:
+    times = []
+    start = time.perf_counter()
+    while len(times) < max_calls and (len(times) < 5 or time.perf_counter() - start < min_seconds):
+        t = time.perf_counter_ns()
+        call()
+        times.append(time.perf_counter_ns() - t)
+    return times

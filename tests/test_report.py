@@ -1,0 +1,191 @@
+"""`jitc report` pages opened in a real headless Chromium, JITC_TRACE files, and the report
+command's bad input. The pages: the softmax MLP layer and layernorm (FILE.py:FUNC) and the
+LSTM step artifact (`jitc aot`, then `jitc report build/step`)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jitc
+from jitc import cli
+from jitc.report import graph as report_graph
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+LSTM_ARGS = ["--arg", "f32[1,60]"] * 7
+BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
+                                                "google-chrome"))), None)
+needs_browser = pytest.mark.skipif(
+    BROWSER is None, reason="Chromium is not installed (Debian: apt-get install chromium; "
+                            ".ci/run installs it)")
+
+
+def chromium(page, *flags, timeout=120):
+    """Run headless Chromium on the file `page` with `flags`; its stdout."""
+    done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--allow-file-access-from-files", *flags, f"file://{page}"],
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def rendered(page, tmp_path):
+    """The page's DOM after its script ran, with a screenshot beside it in tmp_path."""
+    shot = tmp_path / (os.path.basename(page) + ".png")
+    chromium(page, "--window-size=1300,2400", f"--screenshot={shot}")
+    assert shot.stat().st_size > 10_000
+    dom = chromium(page, "--dump-dom")
+    root = re.search(r"<html[^>]*>", dom).group(0)
+    assert 'data-ready="1"' in root and 'data-js-errors="0"' in root, root
+    return dom
+
+
+def offline(text):
+    """No fetch of anything: no src/href to another place, no CSS import or url()."""
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text)
+    assert "@import" not in text and "url(" not in text
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """{name: (page path, compiled function or None, size report or None)}."""
+    out = tmp_path_factory.mktemp("reports")
+    made = {}
+    for name, target, args in [
+            ("layer", "mlp.py:layer", ["--arg", "f32[64,512]", "--arg", "f32[512,256]",
+                                       "--arg", "f32[256]"]),
+            ("layernorm", "layernorm.py:layernorm", ["--arg", "f32[64,256]", "--arg",
+                                                     "f32[256]", "--arg", "f32[256]"])]:
+        page = str(out / f"{name}.html")
+        assert cli.main(["report", os.path.join(EXAMPLES, target), *args, "-o", page]) == 0
+        fn = cli.load_function(os.path.join(EXAMPLES, target))
+        compiled = jitc.jit(fn).lower(*cli.parse_specs(args[1::2])).compile()
+        made[name] = (page, compiled, None)
+    build = out / "build"
+    assert cli.main(["aot", os.path.join(EXAMPLES, "lstm.py:step"), *LSTM_ARGS, "-o",
+                     str(build), "--max-bytes", "2000000"]) == 0
+    page = str(out / "step.html")
+    assert cli.main(["report", str(build / "step"), "-o", page]) == 0
+    fn = cli.load_function(os.path.join(EXAMPLES, "lstm.py:step"))
+    compiled = jitc.jit(fn).lower(*cli.parse_specs(LSTM_ARGS[1::2])).compile()
+    with open(build / "step.size.json") as f:
+        made["step"] = (page, compiled, json.load(f))
+    return made
+
+
+@needs_browser
+@pytest.mark.parametrize("name", ["layer", "layernorm", "step"])
+def test_the_page_opens_offline_with_a_box_and_a_time_row_per_kernel(pages, name, tmp_path):
+    page, compiled, size = pages[name]
+    with open(page) as f:
+        text = f.read()
+    offline(text)
+    assert len(text) < 1 << 20  # the LSTM step's page included
+    dom = rendered(page, tmp_path)
+    names = compiled.stats()["kernel_names"]
+    boxes = set(re.findall(r'data-kernel="([^"]+)"', dom))
+    assert len(boxes) == compiled.stats()["kernels"] and boxes == set(names)
+    rows = set(re.findall(r"data-kernel-time=\"([^\"]+)\"", dom))
+    assert set(names) <= rows
+    assert "takes" in dom and "% of the call" in dom  # the sentence about the top kernel
+    leaves = [int(b) for b in re.findall(r'data-bytes="(\d+)"', dom)]
+    if size is None:
+        assert not leaves
+    else:  # the artifact's treemap splits its object bytes, and draws the budget
+        assert sum(leaves) == size["object_bytes"] and len(leaves) >= 5
+        assert "--max-bytes 2,000,000" in dom
+
+
+def test_without_graphviz_the_kernels_are_listed(monkeypatch, pages):
+    _, compiled, _ = pages["layer"]
+    monkeypatch.setattr(report_graph.shutil, "which", lambda _: None)
+    from jitc.report.kernels import kernels
+
+    text, drawn_by = report_graph.render(compiled.graph, kernels(compiled.graph))
+    assert drawn_by == "list" and "not installed" in text
+    assert sorted(re.findall(r'data-kernel="([^"]+)"', text)) == \
+        sorted(compiled.stats()["kernel_names"])
+
+
+def test_compiled_report_from_python_and_its_kernel_times(tmp_path):
+    def gelu(x):
+        return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+    x = np.random.default_rng(0).standard_normal(1 << 16).astype(np.float32)
+    compiled = jitc.jit(gelu).lower(x).compile()
+    path = compiled.report(str(tmp_path / "gelu.html"))
+    with open(path) as f:
+        text = f.read()
+    name = compiled.stats()["kernel_names"][0]
+    assert f"data-kernel-time='{name}'" in text and "GB/s" in text
+    np.testing.assert_allclose(compiled(x), gelu(x), rtol=1e-5, atol=1e-6)  # 1 + tanh cancels
+
+
+TRACED = """
+import numpy as np, jitc
+
+@jitc.jit
+def layer(x, W, b):
+    h = np.maximum(x @ W + b, 0)
+    e = np.exp(h - h.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+rng = np.random.default_rng(0)
+x, W, b = (rng.standard_normal(s).astype(np.float32) for s in [(32, 64), (64, 48), (48,)])
+for _ in range(3):
+    got = layer(x, W, b)
+h = np.maximum(x @ W + b, 0)
+e = np.exp(h - h.max(axis=1, keepdims=True))
+np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+"""
+
+
+def test_jitc_trace_writes_a_span_per_call_with_its_kernels_inside(tmp_path):
+    trace = tmp_path / "trace.json"
+    env = dict(os.environ, JITC_TRACE=str(trace))
+    subprocess.run([sys.executable, "-c", TRACED], env=env, check=True, timeout=300)
+    events = json.loads(trace.read_text())["traceEvents"]
+    calls = [e for e in events if e["cat"] == "call"]
+    kernels = [e for e in events if e["cat"] == "kernel"]
+    assert len(calls) == 3 and all(c["name"] == "layer" for c in calls)
+    # at this size one launch runs the dot and its epilogue: the span names both
+    assert {k["name"] for k in kernels} == {"fusion_3.dot + fusion_3"}
+    assert len(kernels) == 3 and all(k["args"]["bytes"] > 0 for k in kernels)
+    for k in kernels:
+        inside = [c for c in calls if c["ts"] <= k["ts"] and
+                  k["ts"] + k["dur"] <= c["ts"] + c["dur"] and c["tid"] == k["tid"]]
+        assert len(inside) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "/nonexistent/build/step", "-o", "{out}"], "is not an artifact"),
+    (["report", "{empty}", "-o", "{out}"], "holds 0 artifacts"),
+    (["report", os.path.join(EXAMPLES, "mlp.py:nothing"), "--arg", "f32[1,512]",
+      "-o", "{out}"], "has no function 'nothing'"),
+    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,,2]", "-o", "{out}"],
+     "bad spec"),
+    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,512]",
+      "-o", "/nonexistent/dir/r.html"], "cannot write the report"),
+    (["report", "{bare}", "--arg", "f32[1]", "-o", "{out}"], "--arg is for FILE.py:FUNCTION"),
+    (["report", "{bare}", "-o", "{out}"], "records no function to re-trace"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsys):
+    from jitc import aot
+
+    out, empty = tmp_path / "r.html", tmp_path / "empty"
+    empty.mkdir()
+    bare = tmp_path / "bare"
+    if "{bare}" in argv:  # an artifact from the Python API: no command to re-trace
+        aot.compile(lambda x: x + 1, jitc.ShapeDtype((4,), np.float32),
+                    name="inc").write(str(bare))
+    argv = [a.format(out=out, empty=empty, bare=bare / "inc") for a in argv]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
