@@ -147,6 +147,14 @@ class Jitted:
                 raise located from None
         return self._call(args, kwargs)
 
+    def submit(self, *args, **kwargs):
+        """Start this call on jitc's executor thread and return a `concurrent.futures.Future`
+        of its result at once; futures among the arguments stand for their results
+        (jitc/runtime/futures.py)."""
+        from jitc.runtime.futures import submit
+
+        return submit(self, args, kwargs)
+
     def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)

@@ -6,3 +6,5 @@ DISABLE_JIT = os.environ.get("JITC_DISABLE_JIT", "") not in ("", "0")
 LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
 DEFAULT_BACKEND = "cpu"
+# Jitted.submit checks that the caller leaves a pending call's argument arrays alone
+CHECK_ASYNC = os.environ.get("JITC_CHECK_ASYNC", "") not in ("", "0")
