@@ -4,24 +4,35 @@ One thread, not a pool: the kernels of a call already split over numba's thread 
 they are large enough, so a second runner would only oversubscribe the cores; and a chain
 of calls (each step's future passed to the next) runs in order without waiting for one.
 The thread never blocks on a future: a call with pending inputs is queued here only when
-the last of them is done (jitc/runtime/futures.py). Started on first use and again in a
-forked child, which has no copy of it.
+the last of them is done (jitc/runtime/futures.py).
+
+A caller about to wait for a future runs the queued calls itself (`help_until`) when the
+executor thread is not running one: on a busy machine the thread may wait milliseconds for
+a core (and for the GIL), while the caller already has both. One runner at a time (the
+`_runner` lock), always from the head of the queue, keeps the order. Started on first use
+and again in a forked child, which has no copy of it.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import threading
 
-_tasks: queue.SimpleQueue = queue.SimpleQueue()
+_calls: collections.deque = collections.deque()
+_wakeups: queue.SimpleQueue = queue.SimpleQueue()  # one per queued call
+_runner = threading.Lock()  # held by whoever runs queued calls
 _thread: threading.Thread | None = None
 _start_lock = threading.Lock()
 
 
 def _serve():
     while True:
-        _tasks.get()()
+        _wakeups.get()
+        with _runner:
+            while _calls:
+                _calls.popleft()()
 
 
 def run(task) -> None:
@@ -33,13 +44,26 @@ def run(task) -> None:
                 thread = threading.Thread(target=_serve, name="jitc-executor", daemon=True)
                 thread.start()
                 _thread = thread
-    _tasks.put(task)
+    _calls.append(task)
+    _wakeups.put(None)
+
+
+def help_until(future) -> None:
+    """Run queued calls on this thread until `future` is done, unless another thread is
+    running them (then the caller waits for the future as usual)."""
+    if _runner.acquire(blocking=False):
+        try:
+            while _calls and not future.done():
+                _calls.popleft()()
+        finally:
+            _runner.release()
 
 
 def _forget_after_fork():
     """A forked child has neither the thread nor its queue's waiters: start afresh."""
-    global _tasks, _thread, _start_lock
-    _tasks, _thread, _start_lock = queue.SimpleQueue(), None, threading.Lock()
+    global _calls, _wakeups, _runner, _thread, _start_lock
+    _calls, _wakeups, _runner = collections.deque(), queue.SimpleQueue(), threading.Lock()
+    _thread, _start_lock = None, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)

@@ -17,8 +17,10 @@ from __future__ import annotations
 import sys
 import threading
 from concurrent.futures import Future
+from concurrent.futures._base import FINISHED
 
 from jitc import config
+from jitc.api import TRACES_ACTIVE
 from jitc.errors import UnsupportedError
 from jitc.pytree import flatten, unflatten
 from jitc.runtime import executor
@@ -29,48 +31,63 @@ _CONTAINERS = (tuple, list, dict)
 def submit(jitted, args: tuple, kwargs: dict, depth: int = 2) -> Future:
     """Queue `jitted(*args, **kwargs)` and return its future; `depth`: the frames between
     the user's `submit` line and here."""
-    from jitc.creation import current_ctx
+    if TRACES_ACTIVE[0]:
+        from jitc.creation import current_ctx
 
-    if current_ctx() is not None:
-        raise UnsupportedError(f"{jitted.__name__}.submit inside a jitted function: call "
-                               f"{jitted.__name__}(...) there (the trace inlines it)")
+        if current_ctx() is not None:
+            raise UnsupportedError(f"{jitted.__name__}.submit inside a jitted function: call "
+                                   f"{jitted.__name__}(...) there (the trace inlines it)")
     frame = sys._getframe(depth)
-    call = _Call(jitted, args, kwargs, f"{frame.f_code.co_filename}:{frame.f_lineno}")
+    call = _Call(jitted, args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
     call.wait_for_inputs()
     return call.future
 
 
 class CallFuture(Future):
     """A submitted call's future. `queued`: its call is in the executor's queue, so a call
-    queued after it runs after it (one thread, in order) and need not wait for it."""
+    queued after it runs after it (one runner, in order) and need not wait for it. Waiting
+    for it without a timeout runs queued calls meanwhile (executor.help_until)."""
 
     queued = False
+
+    def result(self, timeout=None):
+        if timeout is None and not self.done():
+            executor.help_until(self)
+        return super().result(timeout)
+
+    def exception(self, timeout=None):
+        if timeout is None and not self.done():
+            executor.help_until(self)
+        return super().exception(timeout)
 
 
 class _Call:
     """One submitted call: its arguments, its pending inputs and its future."""
 
+    __slots__ = ("jitted", "site", "future", "leaves", "tree", "inputs", "guard", "_lock",
+                 "_pending")
+
     def __init__(self, jitted, args, kwargs, site):
         self.jitted, self.site = jitted, site
         self.future = CallFuture()
+        self.tree = None  # the common case, cheaply: plain positional arguments
+        self.leaves = args
         if kwargs or any(isinstance(a, _CONTAINERS) for a in args):
             self.leaves, self.tree = flatten((args, kwargs))
-        else:  # the common case, cheaply: plain positional arguments
-            self.leaves, self.tree = args, None
         self.inputs = [x for x in self.leaves if isinstance(x, Future)]
         self.guard = None
         if config.CHECK_ASYNC:
             from jitc.runtime.guard import Guard
 
-            self.guard = Guard(jitted, args, kwargs, site)
-        self._lock = threading.Lock()
+            self.guard = Guard(jitted, args, kwargs, "%s:%d" % site)
 
     def wait_for_inputs(self):
         """Queue the call now, or when the last pending input is done."""
-        pending = [f for f in self.inputs if not (f.done() or getattr(f, "queued", False))]
+        pending = [f for f in self.inputs if not (getattr(f, "queued", False) or f.done())]
         if not pending:
             self._queue()
             return
+        self._lock = threading.Lock()
         self._pending = len(pending) + 1  # +1: no input may queue it before all are counted
         for f in pending:
             f.add_done_callback(self._input_done)
@@ -89,18 +106,23 @@ class _Call:
 
     def run(self):
         """On the executor thread: the call, or its inputs' failure, into the future."""
-        if any(f.cancelled() for f in self.inputs):
-            self.future.cancel()
-            return
-        if not self.future.set_running_or_notify_cancel():
-            return  # cancelled before it started
-        for f in self.inputs:
-            error = f.exception()
-            if error is not None:
-                self.future.set_exception(error)
+        future = self.future
+        values = self.leaves
+        if self.inputs:
+            # every input is done: it ran before this call, or queued this call when done
+            if any(f.cancelled() for f in self.inputs):
+                future.cancel()
                 return
+            for f in self.inputs:
+                error = f._exception if f._state == FINISHED else f.exception()
+                if error is not None:
+                    if future.set_running_or_notify_cancel():
+                        future.set_exception(error)
+                    return
+            values = [x._result if isinstance(x, Future) else x for x in values]
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled before it started
         try:
-            values = [x.result() if isinstance(x, Future) else x for x in self.leaves]
             if self.tree is None:
                 args, kwargs = tuple(values), {}
             else:
@@ -111,7 +133,7 @@ class _Call:
             if self.guard is not None:
                 self.guard.after(args, kwargs)
         except BaseException as e:
-            e.add_note(f"(in {self.jitted.__name__}.submit at {self.site})")
-            self.future.set_exception(e)
+            e.add_note("(in %s.submit at %s:%d)" % (self.jitted.__name__, *self.site))
+            future.set_exception(e)  # Ctrl-C too: its dependents fail with it
         else:
-            self.future.set_result(result)
+            future.set_result(result)
