@@ -79,7 +79,7 @@ class _Call:
         if config.CHECK_ASYNC:
             from jitc.runtime.guard import Guard
 
-            self.guard = Guard(jitted, args, kwargs, "%s:%d" % site)
+            self.guard = Guard(jitted, args, kwargs, "{}:{}".format(*site))
 
     def wait_for_inputs(self):
         """Queue the call now, or when the last pending input is done."""
@@ -133,7 +133,7 @@ class _Call:
             if self.guard is not None:
                 self.guard.after(args, kwargs)
         except BaseException as e:
-            e.add_note("(in %s.submit at %s:%d)" % (self.jitted.__name__, *self.site))
+            e.add_note("(in {}.submit at {}:{})".format(self.jitted.__name__, *self.site))
             future.set_exception(e)  # Ctrl-C too: its dependents fail with it
         else:
             future.set_result(result)
