@@ -48,6 +48,8 @@ def test_submit_returns_a_future_and_chains(backend):
     expect_chained = expect_first * 0.5 + expect_first
     np.testing.assert_array_equal(first.result(), expect_first)
     np.testing.assert_array_equal(chained.result(), expect_chained)
+    by_name = f.submit(y=first, x=X)  # keyword arguments too
+    np.testing.assert_array_equal(by_name.result(), X * 0.5 + expect_first)
     diff, sums = nested.result()
     np.testing.assert_array_equal(diff, expect_first - expect_chained)
     np.testing.assert_array_equal(sums["sum"], expect_first + expect_chained)

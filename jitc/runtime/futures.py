@@ -122,6 +122,7 @@ class _Call:
             values = [x._result if isinstance(x, Future) else x for x in values]
         if not future.set_running_or_notify_cancel():
             return  # cancelled before it started
+        self.leaves = self.inputs = ()  # the inputs' callbacks may keep this object alive
         try:
             if self.tree is None:
                 args, kwargs = tuple(values), {}
