@@ -4,11 +4,13 @@
 
 Each step prepares the next input in Python (`prepare`: a little NumPy and a Python loop,
 about 10 µs) and runs one step of W4's 3-layer LSTM (benchmarks/workloads.py make_lstm) on
-it. Three loops compute the same final state: `sync` calls the jitted step; `naive` submits
+it. Four loops compute the same final state: `sync` calls the jitted step; `naive` submits
 each call to a one-thread concurrent.futures.ThreadPoolExecutor, passing the previous
 step's future, which the pool thread waits for; `submit` chains jitc's futures
-(`step.submit(x, state_future)`). The loops alternate round by round (the machine is
-shared and noisy); the table gives each loop's median and best round and the median of
+(`step.submit(x, state_future)`); the last loop does the same with the interpreter's switch
+interval cut from 5 ms to 50 µs while it runs, so the executor thread gets the GIL sooner
+(jitc itself leaves the interval alone). The loops alternate round by round (the machine
+is shared and noisy); the table gives each loop's median and best round and the median of
 the per-round ratios to `sync`. The goal: submit <= 0.7x sync.
 """
 
@@ -26,6 +28,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.workloads import _normal, _rng, make_lstm  # noqa: E402
+
+SHORT_SWITCH = 50e-6  # sys.setswitchinterval for the last loop (CPython's default: 5 ms)
 
 
 def setup(hidden, steps):
@@ -72,7 +76,16 @@ def loops(step, state, prepare, steps):
             s = step.submit(prepare(t), s)
         return s.result()
 
-    return {"sync": sync, "naive": naive, "submit": submit}
+    def submit_short_switch():  # the option jitc does not take: measured here
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(SHORT_SWITCH)
+        try:
+            return submit()
+        finally:
+            sys.setswitchinterval(old)
+
+    return {"sync": sync, "naive": naive, "submit": submit,
+            f"submit, switch interval {SHORT_SWITCH * 1e6:.0f} µs": submit_short_switch}
 
 
 def main(argv=None):
