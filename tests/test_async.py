@@ -106,6 +106,20 @@ def test_cancel_before_start():
     assert not done.cancel()
 
 
+def test_a_done_callback_on_the_executor_thread_may_wait_for_a_later_call():
+    started, release = threading.Event(), threading.Event()
+    executor.run(lambda: (started.set(), release.wait()))
+    started.wait()
+    first = AFFINE["cpu"].submit(X, 1.0)
+    later = AFFINE["cpu"].submit(X, 2.0)  # queued behind `first`
+    seen = []
+    first.add_done_callback(lambda f: seen.append(later.result()))  # runs on the executor
+    release.set()
+    first.result()
+    np.testing.assert_array_equal(later.result(), X * 0.5 + 2.0)
+    np.testing.assert_array_equal(seen[0], X * 0.5 + 2.0)
+
+
 def test_mutated_argument_is_written_back():
     x, y = np.arange(6.0), np.full(6, 2.0)
     fut = jitc.jit(bump).submit(x, y)

@@ -27,12 +27,24 @@ _thread: threading.Thread | None = None
 _start_lock = threading.Lock()
 
 
+_owner = [None]  # the thread holding _runner
+
+
 def _serve():
     while True:
         _wakeups.get()
         with _runner:
-            while _calls:
-                _calls.popleft()()
+            _drain(None)
+
+
+def _drain(future) -> None:
+    """Run queued calls (holding _runner) until none is left or `future` is done."""
+    outer, _owner[0] = _owner[0], threading.get_ident()
+    try:
+        while _calls and (future is None or not future.done()):
+            _calls.popleft()()
+    finally:
+        _owner[0] = outer
 
 
 def run(task) -> None:
@@ -50,11 +62,13 @@ def run(task) -> None:
 
 def help_until(future) -> None:
     """Run queued calls on this thread until `future` is done, unless another thread is
-    running them (then the caller waits for the future as usual)."""
-    if _runner.acquire(blocking=False):
+    running them (then the caller waits for the future as usual). The thread running them
+    may wait too, in a done-callback: it goes on running them rather than wait for itself."""
+    if _owner[0] == threading.get_ident():
+        _drain(future)
+    elif _runner.acquire(blocking=False):
         try:
-            while _calls and not future.done():
-                _calls.popleft()()
+            _drain(future)
         finally:
             _runner.release()
 
@@ -63,7 +77,7 @@ def _forget_after_fork():
     """A forked child has neither the thread nor its queue's waiters: start afresh."""
     global _calls, _wakeups, _runner, _thread, _start_lock
     _calls, _wakeups, _runner = collections.deque(), queue.SimpleQueue(), threading.Lock()
-    _thread, _start_lock = None, threading.Lock()
+    _thread, _start_lock, _owner[0] = None, threading.Lock(), None
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
