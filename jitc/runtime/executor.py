@@ -25,8 +25,6 @@ _wakeups: queue.SimpleQueue = queue.SimpleQueue()  # one per queued call
 _runner = threading.Lock()  # held by whoever runs queued calls
 _thread: threading.Thread | None = None
 _start_lock = threading.Lock()
-
-
 _owner = [None]  # the thread holding _runner
 
 
