@@ -147,6 +147,12 @@ class Jitted:
                 raise located from None
         return self._call(args, kwargs)
 
+    def submit(self, *args, **kwargs):
+        """Start this call on jitc's executor thread and return a `concurrent.futures.Future`
+        of its result at once; futures among the arguments stand for their results
+        (jitc/runtime/futures.py)."""
+        return _submit(self, args, kwargs)
+
     def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
@@ -538,5 +544,7 @@ def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):
                             f"{sorted(backends.BACKENDS)}")
     return Jitted(fun, backend, static_argnums, static_argnames)
 
+
+from jitc.runtime.futures import submit as _submit  # noqa: E402 (it imports this module)
 
 __all__ = ["jit", "Jitted", "Lowered", "Compiled"]

@@ -7,3 +7,5 @@ LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
 DEFAULT_BACKEND = "cpu"
 TRACE = os.environ.get("JITC_TRACE") or None  # a Chrome trace file of compiled calls
+# Jitted.submit checks that the caller leaves a pending call's argument arrays alone
+CHECK_ASYNC = os.environ.get("JITC_CHECK_ASYNC", "") not in ("", "0")

@@ -39,3 +39,12 @@ def test_dask_benchmark_quick():
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "| layernorm | 1 | 4 |" in p.stdout and "| softmax MLP | 1 | 4 |" in p.stdout
+
+
+def test_async_benchmark_quick():
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_async", "--hidden", "8",
+                        "--steps", "5", "--rounds", "1"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    for loop in ("sync", "naive", "submit"):
+        assert f"| {loop} |" in p.stdout, p.stdout

@@ -18,3 +18,18 @@ def test_a_traced_index_out_of_bounds_is_an_index_error():
     idx[1] = 99
     with pytest.raises(IndexError, match="scatter"):
         jitc.jit(m.setitem_traced_index, backend="cuda")(m.V.copy(), idx)
+
+
+def test_submit_chains_and_writes_back_on_cuda():
+    import numpy as np
+
+    from tests import test_async as a
+
+    f = jitc.jit(a.affine, backend="cuda")
+    first = f.submit(a.X, 1.0)
+    chained = f.submit(first, first)
+    expect = a.X * 0.5 + 1.0
+    np.testing.assert_array_equal(chained.result(), expect * 0.5 + expect)
+    x, y = np.arange(6.0), np.full(6, 2.0)
+    assert jitc.jit(a.bump, backend="cuda").submit(x, y).result() == (np.arange(6.0) + 2).sum()
+    np.testing.assert_array_equal(x, np.arange(6.0) + 2.0)

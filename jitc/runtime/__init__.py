@@ -1,0 +1,1 @@
+"""jitc's runtime around compiled calls: asynchronous dispatch (`Jitted.submit`, futures)."""
