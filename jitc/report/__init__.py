@@ -23,7 +23,7 @@ def write(compiled, path: str, size: dict | None = None) -> str:
     graph = compiled.graph
     table = kernels(graph)
     picture, drawn_by = render(graph, table)
-    timing = _timing(compiled.executable, table)
+    timing = kernel_times(compiled, table)
     stats = compiled.stats()
     subtitle = (f"{compiled.lowered.graph.count_ops()} traced ops fused into "
                 f"{stats['kernels']} kernels ({stats['fusions']} fusions, "
@@ -34,9 +34,14 @@ def write(compiled, path: str, size: dict | None = None) -> str:
     return path
 
 
-def _timing(executable, table) -> dict | None:
+def kernel_times(compiled, table=None) -> dict | None:
+    """The time table: a row per kernel (name, ops, source, ns, bytes, GB/s, share of copy
+    bandwidth, GFLOP/s), sorted by time, and the call's totals; None where the backend does
+    not time its launches (only cpu does)."""
+    executable = compiled.executable
     if not hasattr(executable, "profiled_call"):
         return None
+    table = kernels(compiled.graph) if table is None else table
     orphans = assign_launches(table, executable.program.kernels)
     measured = time_kernels(executable)
     launch_ns = measured["launch_ns"]
