@@ -14,6 +14,7 @@ import pytest
 import jitc
 from jitc import aot
 from jitc.errors import UnsupportedError
+from tests.conftest import backend_dtypes
 
 # The standard's names, 2024.12 (NumPy 2.4's np.__array_api_version__), from the API
 # specification's function pages: https://data-apis.org/array-api/2024.12/API_specification/
@@ -272,6 +273,7 @@ def test_the_rest_is_refused_with_the_reason(name):
 # ------------------------------------------------------------ the new functions, by dtype
 
 DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.float16, np.float32, np.float64]
+CPU_DTYPES = [np.bool_, np.uint8, np.int64, np.float16, np.float32]  # conftest.backend_dtypes
 
 
 def _values(dtype, shape, seed=0):
@@ -302,7 +304,7 @@ def shape_functions(x, v):
     )
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend, dtype", backend_dtypes(DTYPES, CPU_DTYPES))
 def test_shape_functions_over_dtypes(backend, dtype):
     x, v = _values(dtype, (2, 3, 4)), _values(dtype, (4,), 1)
     _same(jitc.jit(shape_functions, backend=backend)(x, v), shape_functions(x, v))
@@ -343,7 +345,7 @@ def products(x, y, v, w):
     return out
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend, dtype", backend_dtypes(DTYPES, CPU_DTYPES))
 def test_products_over_dtypes(backend, dtype):
     x, y = _values(dtype, (2, 3, 3)), _values(dtype, (2, 3, 3), 1)
     v, w = _values(dtype, (3,), 2), _values(dtype, (3,), 3)
@@ -373,7 +375,8 @@ def norms(x):
     )
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("backend, dtype", backend_dtypes(
+    [np.int32, np.float16, np.float32, np.float64], [np.int32, np.float16, np.float64]))
 def test_vector_and_matrix_norms(backend, dtype):
     x = _values(dtype, (2, 3, 4))
     x.flat[5] = 0

@@ -14,7 +14,7 @@ import jitc
 
 _SETTINGS = dict(deadline=None, derandomize=True,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-BROAD, NARROW = 150, 6  # cpu: ~1.5 s of kernel compiles per case, cache cold
+BROAD, NARROW = 150, 4  # cpu: ~1.5 s of kernel compiles per case, cache cold
 
 
 def _examples(backend):

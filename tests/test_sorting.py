@@ -11,6 +11,7 @@ import pytest
 
 import jitc
 from jitc.errors import UnsupportedError
+from tests.conftest import FULL_SURFACE, backend_dtypes
 
 # float16: the cpu kernel's arrays hold its bits, so its keys are float32 values
 DTYPES = [np.bool_, np.uint8, np.int64, np.uint64, np.float16, np.float32, np.float64]
@@ -56,7 +57,8 @@ def _stable(fn, x):
         np.sort, np.argsort = real_sort, real_argsort
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend, dtype", backend_dtypes(
+    DTYPES, [np.bool_, np.uint64, np.float16, np.float64]))
 def test_every_sort_over_every_axis_is_numpys_stable_sort(backend, dtype):
     # rows of 37 and 3: insertion-sorted runs, then merges (an odd and an even count)
     x = _values(dtype, (3, 37, 2), np.random.default_rng(0))
@@ -79,7 +81,12 @@ def _full_range(dtype, shape, rng):
     return x
 
 
-@pytest.mark.parametrize("dtype", DTYPES + [np.int8, np.int16, np.uint32, np.int32])
+# one per key width and kind (CI; JITC_FULL_SURFACE=1 adds bool, int8, int64 and uint32)
+RADIX_DTYPES = [np.uint8, np.int16, np.int32, np.uint64, np.float16, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("dtype", RADIX_DTYPES if not FULL_SURFACE else
+                         DTYPES + [np.int8, np.int16, np.uint32, np.int32])
 def test_rows_long_enough_for_the_radix_sort(dtype):
     """Rows of 300 and 1800 (RADIX_MIN is 256): the cpu kernel sorts them by bytes."""
     rng = np.random.default_rng(2)
