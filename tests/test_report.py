@@ -102,6 +102,19 @@ def test_the_page_opens_offline_with_a_box_and_a_time_row_per_kernel(pages, name
         assert "--max-bytes 2,000,000" in dom
 
 
+@needs_browser
+def test_the_error_count_sees_script_and_console_errors(pages, tmp_path):
+    """The check above is not vacuous: a page whose script fails, or that logs a console
+    error, counts them."""
+    with open(pages["layer"][0]) as f:
+        text = f.read()
+    page = tmp_path / "broken.html"
+    page.write_text(text.replace("</body>", "<script>console.error('x'); undefined_name();"
+                                            "</script></body>"))
+    dom = chromium(str(page), "--dump-dom")
+    assert 'data-js-errors="2"' in re.search(r"<html[^>]*>", dom).group(0)
+
+
 def test_without_graphviz_the_kernels_are_listed(monkeypatch, pages):
     _, compiled, _ = pages["layer"]
     monkeypatch.setattr(report_graph.shutil, "which", lambda _: None)

@@ -2,8 +2,8 @@
 d3-hierarchy for the treemap layout, the graph as inline SVG): no network fetch of any kind.
 
 Hooks for tests and tools: each kernel's box has data-kernel="NAME", each treemap leaf
-data-bytes="N", each time-table row data-kernel-time="NAME"; <body> gets data-ready="1" when
-the script has run and counts script errors in data-js-errors."""
+data-bytes="N", each time-table row data-kernel-time="NAME"; <html> gets data-ready="1" when
+the script has run and counts script errors and console errors in data-js-errors."""
 
 from __future__ import annotations
 
@@ -38,9 +38,13 @@ font-size:11px;padding:2px;color:#111}
 
 ERRORS_FIRST = """
 document.documentElement.dataset.jsErrors = "0";
-window.addEventListener("error", function () {
+function jitcError() {
   var e = document.documentElement; e.dataset.jsErrors = String(+e.dataset.jsErrors + 1);
-});
+}
+window.addEventListener("error", jitcError);
+window.addEventListener("unhandledrejection", jitcError);
+var jitcConsoleError = console.error;
+console.error = function () { jitcError(); jitcConsoleError.apply(console, arguments); };
 """
 
 SCRIPT = """
