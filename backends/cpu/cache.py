@@ -58,7 +58,7 @@ _VERSION_TAG = (f"numba{numba.__version__}-llvmlite{llvmlite.__version__}"
 _INSTALLATION = hashlib.sha256(_VERSION_TAG.encode()).hexdigest()[:16]
 
 # Errors that mean "this disk will not take the cache", not "jitc is misconfigured".
-_UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
                errno.ENOENT}
 
 
@@ -88,22 +88,22 @@ def _setting() -> tuple[str, str]:
     return os.path.join(base, "jitc"), "the default cache directory (set JITC_CACHE_DIR)"
 
 
-def private_dir(path: str, setting: str) -> str:
+def private_dir(path: str, setting: str, variable: str = "JITC_CACHE_DIR") -> str:
     """Create `path` (0700) and check that it is a directory only this user can write."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise JitcError(f"{setting}: {path} is not a directory (a file, or a link to nothing "
-                        f"there); point JITC_CACHE_DIR at a directory") from None
+                        f"there); point {variable} at a directory") from None
     st = os.stat(path)
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise JitcError(
             f"refusing to use the jitc cache directory {path}: other users can write to it "
             f"(mode {stat.S_IMODE(st.st_mode):o}), so code loaded from it could be someone "
-            f"else's. Run `chmod 700 {path}` or set JITC_CACHE_DIR to a private directory.")
+            f"else's. Run `chmod 700 {path}` or set {variable} to a private directory.")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         raise JitcError(f"refusing to use the jitc cache directory {path}: it belongs to "
-                        f"another user (uid {st.st_uid}); set JITC_CACHE_DIR")
+                        f"another user (uid {st.st_uid}); set {variable}")
     return path
 
 
@@ -119,7 +119,7 @@ def cache_dir() -> str | None:
                 tempfile.TemporaryFile(dir=path).close()  # a read-only mount passes stat
                 _directory = path
             except OSError as e:
-                if e.errno not in _UNWRITABLE:
+                if e.errno not in UNWRITABLE:
                     raise
                 turn_off(path, e)
         return _directory
@@ -127,21 +127,23 @@ def cache_dir() -> str | None:
 
 def runtime_dir() -> str | None:
     """This installation's checked runtime store, or None (then the runtime pieces are
-    cached like generated code). Insecure settings raise as for the cache."""
+    cached like generated code). Insecure settings raise as for the cache, whose own
+    errors come first."""
     global _runtime
     with _LOADING:
         if _runtime is _UNRESOLVED:
+            cache_dir()
             root = os.environ.get("JITC_RUNTIME_DIR") or os.path.join(
                 os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
                 "jitc-runtime")
             path = os.path.join(root, _INSTALLATION)
             try:
                 for d in (root, path, os.path.join(path, "__pycache__")):
-                    private_dir(d, "JITC_RUNTIME_DIR (jitc's runtime store)")
+                    private_dir(d, "JITC_RUNTIME_DIR (jitc's runtime store)", "JITC_RUNTIME_DIR")
                 tempfile.TemporaryFile(dir=path).close()
                 _runtime = path
             except OSError as e:
-                if e.errno not in _UNWRITABLE:
+                if e.errno not in UNWRITABLE:
                     raise
                 _runtime = None
         return _runtime
@@ -179,14 +181,14 @@ def load_module(source: str, subdir: str = "", name: str = "", runtime: bool = F
             try:
                 return _load_cached(name, source, store, bounded=False)
             except OSError as e:
-                if e.errno not in _UNWRITABLE:
+                if e.errno not in UNWRITABLE:
                     raise
         directory = cache_dir()
         if directory is not None:
             try:
                 return _load_cached(name, source, os.path.join(directory, subdir))
             except OSError as e:
-                if e.errno not in _UNWRITABLE:
+                if e.errno not in UNWRITABLE:
                     raise
                 turn_off(directory, e)
         return _load_in_memory(name, source)
@@ -301,5 +303,5 @@ def seal_files(files: list[str], manifest: str) -> None:
             json.dump(digests, f)
         os.replace(tmp, manifest)
     except OSError as e:  # unsealed files are rebuilt next time: slower, never wrong
-        if e.errno not in _UNWRITABLE:
+        if e.errno not in UNWRITABLE:
             raise

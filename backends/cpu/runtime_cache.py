@@ -46,7 +46,11 @@ class SealedCache(caching.FunctionCache):
 
     def _files(self):
         base = self._impl.filename_base
-        return sorted(os.path.join(self._cache_path, e) for e in os.listdir(self._cache_path)
+        try:
+            names = os.listdir(self._cache_path)
+        except OSError:
+            return []
+        return sorted(os.path.join(self._cache_path, e) for e in names
                       if e.startswith(base + ".") and e.endswith((".nbi", ".nbc")))
 
     def _manifest(self):
@@ -57,8 +61,14 @@ class SealedCache(caching.FunctionCache):
         return super().load_overload(sig, target_context)
 
     def save_overload(self, sig, data):
-        super().save_overload(sig, data)
-        cache.seal_files(self._files(), self._manifest())
+        """Save and seal; a store that stops taking files (a full disk) is left alone."""
+        try:
+            super().save_overload(sig, data)
+            cache.seal_files(self._files(), self._manifest())
+        except OSError as e:
+            if e.errno not in cache.UNWRITABLE:
+                raise
+            self.disable()
 
 
 def enable(dispatchers) -> None:
