@@ -107,3 +107,24 @@ def test_an_unusable_runtime_store_leaves_the_pieces_in_the_cache_silently(tmp_p
     assert got["launcher"].startswith(str(tmp_path / "cache"))
     assert got["tanh_compiled"] == 1
     assert "Warning" not in result.stderr
+
+
+def test_functions_that_differ_only_in_constants_share_their_kernels():
+    """Constants (captured arrays, Python scalars) are run-time values, not kernel source:
+    a second such function loads no new kernel or driver module."""
+    import sys
+
+    import numpy as np
+
+    import jitc
+
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    w1, w2 = np.arange(6, dtype=np.float32), np.full(6, 3, np.float32)
+    functions = [lambda x: np.tanh(x * w1) + 0.5, lambda x: np.tanh(x * w2) + 0.25]
+    before = {m for m in sys.modules if m.startswith("jitc_")}
+    loaded = []
+    for fn in functions:
+        np.testing.assert_allclose(jitc.jit(fn, backend="cpu")(x), fn(x), rtol=2e-6)
+        loaded.append({m for m in sys.modules if m.startswith("jitc_")} - before)
+        before |= loaded[-1]
+    assert loaded[1] == set()
