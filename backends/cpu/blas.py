@@ -53,11 +53,25 @@ def cython_module(library: str):
     return importlib.import_module(name)  # another layout: the ordinary import
 
 
+def preload() -> None:
+    """Load cython_blas before numba's target context first loads its registries: numba
+    then imports scipy.linalg.cython_blas itself (numba.np.arraymath's BLAS check), and
+    finding it loaded skips scipy.linalg's __init__ (0.2-0.4 s of every new process)."""
+    try:
+        cython_module("blas")
+    except ImportError:  # no SciPy: numba says so where a dot needs it
+        pass
+
+
 @functools.cache
 def blas_address(dtype, routine: str, library: str = "blas") -> int:
     """Address of SciPy's s<routine> (float32), d<routine> (float64), c<routine> (complex64)
     or z<routine> (complex128), e.g. "gemm", from scipy.linalg.cython_blas (library "blas")
-    or cython_lapack ("lapack")."""
+    or cython_lapack ("lapack"). The first one taken keeps that BLAS to one thread
+    (threads.py): functions without a dot or a solve never load it."""
+    from jitc.backends.cpu.threads import single_threaded_scipy_blas
+
+    single_threaded_scipy_blas()
     module = cython_module(library)
     prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
     capsule = module.__pyx_capi__[prefix + routine]
