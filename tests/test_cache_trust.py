@@ -29,8 +29,10 @@ PROGRAM = textwrap.dedent("""
 
 
 def run(cache, **env):
+    """PROGRAM in a new process; jitc's runtime store (the launcher, vmath) inside `cache`,
+    so every check here covers it too."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
-    full.update(JITC_CACHE_DIR=str(cache), **env)
+    full.update(JITC_CACHE_DIR=str(cache), JITC_RUNTIME_DIR=str(Path(cache) / "runtime"), **env)
     return subprocess.run([sys.executable, "-c", PROGRAM], env=full, capture_output=True,
                           text=True, timeout=300)
 
@@ -73,15 +75,17 @@ def plant(directory: Path, names, marker) -> None:
 
 
 def cached_function_names(cache: Path):
-    """`jitc_<hash>.<function>-<line>.py311` of every numba index in the cache."""
-    return sorted(p.name[: -len(".nbi")] for p in (cache / "__pycache__").glob("*.nbi"))
+    """`jitc_<hash>.<function>-<line>.py311` of every numba index in the cache and its
+    runtime store."""
+    return sorted(p.name[: -len(".nbi")] for p in cache.rglob("__pycache__/*.nbi"))
 
 
 def test_every_compiled_file_lives_in_the_jitc_cache(warm):
     names = cached_function_names(warm)
     functions = {n.split(".")[1].split("-")[0] for n in names}
-    # kernels, the driver and the launcher (formerly cached beside the installed package)
-    assert {"kernel", "driver", "launch", "_parallel"} <= functions, functions
+    # kernels, the driver and the launcher (formerly cached beside the installed package),
+    # vmath's tanh (runtime store)
+    assert {"kernel", "driver", "launch", "_parallel", "tanh_f32"} <= functions, functions
 
 
 def test_numba_cache_settings_do_not_move_jitc_code(tmp_path):
@@ -117,7 +121,8 @@ def test_planted_pickles_are_never_loaded_from_any_cache_location(warm, tmp_path
     marker = tmp_path / "pwned"
     shared = tmp_path / "shared"
     module = next(cache.glob("jitc_*.py"))
-    plant(cache / "__pycache__", names, marker)
+    for index in cache.rglob("__pycache__/*.nbi"):
+        plant(index.parent, [index.name[: -len(".nbi")]], marker)
     plant(shared / UserProvidedCacheLocator.get_suitable_cache_subpath(str(module)), names,
           marker)
     home = tmp_path / "home"
@@ -133,7 +138,7 @@ def test_a_corrupted_launcher_entry_is_rebuilt(warm, tmp_path):
     """Before: the launcher was cached by numba beside the package, unsealed; a corrupted
     entry failed every later run."""
     cache = copy_of(warm, tmp_path)
-    launcher = [p for p in (cache / "__pycache__").iterdir() if ".launch-" in p.name
+    launcher = [p for p in cache.rglob("__pycache__/*") if ".launch-" in p.name
                 or "._parallel-" in p.name]
     assert launcher
     for p in launcher:

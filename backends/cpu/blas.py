@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
+import sys
 
 import numpy as np
 from llvmlite import ir
@@ -23,13 +25,54 @@ from numba.extending import intrinsic
 
 
 @functools.cache
+def cython_module(library: str):
+    """scipy.linalg.cython_blas (library "blas") or cython_lapack ("lapack"), loaded without
+    running scipy.linalg's __init__ (~0.2 s of imports a first call would wait for). It is
+    registered under its own name, so a later `import scipy.linalg` finds it loaded."""
+    import importlib.machinery
+    import importlib.util
+
+    import scipy
+
+    name = f"scipy.linalg.cython_{library}"
+    if name in sys.modules:
+        return sys.modules[name]
+    directory = os.path.join(scipy.__path__[0], "linalg")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(directory, f"cython_{library}{suffix}")
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+            return module
+    return importlib.import_module(name)  # another layout: the ordinary import
+
+
+def preload() -> None:
+    """Load cython_blas before numba's target context first loads its registries: numba
+    then imports scipy.linalg.cython_blas itself (numba.np.arraymath's BLAS check), and
+    finding it loaded skips scipy.linalg's __init__ (0.2-0.4 s of every new process)."""
+    try:
+        cython_module("blas")
+    except ImportError:  # no SciPy: numba says so where a dot needs it
+        pass
+
+
+@functools.cache
 def blas_address(dtype, routine: str, library: str = "blas") -> int:
     """Address of SciPy's s<routine> (float32), d<routine> (float64), c<routine> (complex64)
     or z<routine> (complex128), e.g. "gemm", from scipy.linalg.cython_blas (library "blas")
-    or cython_lapack ("lapack")."""
-    import importlib
+    or cython_lapack ("lapack"). The first one taken keeps that BLAS to one thread
+    (threads.py): functions without a dot or a solve never load it."""
+    from jitc.backends.cpu.threads import single_threaded_scipy_blas
 
-    module = importlib.import_module(f"scipy.linalg.cython_{library}")
+    single_threaded_scipy_blas()
+    module = cython_module(library)
     prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
     capsule = module.__pyx_capi__[prefix + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from jitc import config, failures
+from jitc.backends.cpu import blas
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import (
     FAILED,
@@ -21,7 +22,6 @@ from jitc.backends.cpu.driver import (
 from jitc.backends.cpu.launcher import launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
-from jitc.backends.cpu.threads import single_threaded_scipy_blas
 from jitc.backends.cpu.wide import collector_modules, wide_run
 from jitc.failures import KERNEL_FAILURES
 from jitc.ir import Graph
@@ -29,7 +29,7 @@ from jitc.ir import Graph
 
 class CpuExecutable:
     def __init__(self, graph: Graph):
-        single_threaded_scipy_blas()
+        blas.preload()  # before the first numba compile or cache load
         self.graph = graph
         self.program = plan_program(graph, graph.name)
         emitted = emit(self.program)

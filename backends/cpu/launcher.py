@@ -56,7 +56,7 @@ def launch(kernel, pack, rows, work):
 @functools.cache
 def launcher_module():
     start_thread_pool()  # registers get_num_threads, which cached code links against
-    return load_module(SOURCE)
+    return load_module(SOURCE, runtime=True)
 
 
 def launcher_address() -> int:

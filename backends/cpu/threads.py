@@ -57,7 +57,9 @@ def _load_tbb() -> bool:
 @functools.cache
 def single_threaded_scipy_blas() -> bool:
     try:
-        import scipy.linalg.cython_blas  # noqa: F401  (loads the library numba will call)
+        from jitc.backends.cpu.blas import cython_module
+
+        cython_module("blas")  # loads the library numba will call
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return False

@@ -77,6 +77,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from jitc.backends.cpu import runtime_cache
+
 __all__ = [
     "VMATH",
     "exp_f32", "exp_f64", "log_f32", "log_f64", "log1p_f32", "log1p_f64",
@@ -682,7 +684,9 @@ erf_f64.__doc__ = "Error function, float64 (fdlibm s_erf.c, vectorized by region
 # numba as an internal function, linked into the caller like any numba callee.
 
 _VFS = (2, 4, 8, 16, 32, 64)   # vector widths with a variant (the vectorizer picks one)
-_SOURCE_TAG = format(zlib.crc32(open(__file__, "rb").read()), "08x")  # no cross-version mixups
+with open(__file__, "rb") as _f:  # no cross-version mixups
+    _SOURCE_TAG = format(zlib.crc32(_f.read()), "08x")
+del _f
 
 
 def _out_of_line_ir(name: str, target: str, target_args: str, ty: str) -> str:
@@ -1016,3 +1020,6 @@ for _name in ("exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "
     VMATH[(_name, np.float32)] = globals()[f"{_name}_f32"]
     VMATH[(_name, np.float64)] = globals()[f"{_name}_f64"]
 del _name
+
+# compiled once per installation, not once per process (runtime_cache.py)
+runtime_cache.enable(VMATH.values())
