@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from jitc import config
+from jitc import config, tiered
 from jitc.dtypes import SUPPORTED, type_str
 from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
 from jitc.failures import KERNEL_FAILURES
@@ -165,6 +165,10 @@ class Jitted:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
+        if type(compiled) is tiered.Tiered:  # kernels compiling in the background
+            pending, compiled = compiled, compiled.current()
+            if compiled is not pending.reference:
+                self._cache[key] = compiled
         try:
             result = compiled.call_flat(leaves)
         except StaleCapture:  # a captured place now holds an array of another type
@@ -183,7 +187,7 @@ class Jitted:
             if compiled is None:
                 lowered = self.lower(*args, **kwargs)
                 self._log_compile(key, lowered)
-                compiled = lowered.compile()
+                compiled = tiered.compile(lowered)
                 self._cache[key] = compiled
             return compiled
 
@@ -379,17 +383,12 @@ class Lowered:
 class Compiled:
     """An optimized graph bound to one backend's executable, for one exact signature."""
 
-    def __init__(self, lowered: Lowered, backend: str):
+    def __init__(self, lowered: Lowered, backend: str, graph=None):
         from jitc import backends
-        from jitc.fusion import optimize
 
         self.lowered = lowered
         self.backend = backend
-        self.graph = optimize(lowered.graph)
-        n = len(lowered.arg_types)
-        self.graph.aliases = {k: target if kind == "arg" else n + target
-                              for (kind, target), k in lowered.writebacks
-                              if kind in ("arg", "captured")}
+        self.graph = optimized(lowered) if graph is None else graph
         module = backends.get(backend)
         if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
             module.refuse_dtypes(self.graph, lowered.arg_names)
@@ -508,6 +507,18 @@ class Compiled:
         from jitc.fusion import fusion_report
 
         return fusion_report(self.lowered.graph, self.graph)
+
+
+def optimized(lowered: Lowered):
+    """The optimized graph of `lowered`, its written arguments aliased to their outputs."""
+    from jitc.fusion import optimize
+
+    graph = optimize(lowered.graph)
+    n = len(lowered.arg_types)
+    graph.aliases = {k: target if kind == "arg" else n + target
+                     for (kind, target), k in lowered.writebacks
+                     if kind in ("arg", "captured")}
+    return graph
 
 
 def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):

@@ -6,3 +6,6 @@ DISABLE_JIT = os.environ.get("JITC_DISABLE_JIT", "") not in ("", "0")
 LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
 DEFAULT_BACKEND = "cpu"
+# "tiered": a first call whose kernels are not cached runs the reference tier (NumPy) while
+# they compile on a background thread (jitc/tiered.py); "sync": the first call compiles
+COMPILE = os.environ.get("JITC_COMPILE", "tiered").strip().lower()

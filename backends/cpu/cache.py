@@ -137,7 +137,7 @@ def load_module(source: str, subdir: str = "", name: str = ""):
     """Import generated `source` (named `name`, else by its hash) from the cache directory
     (`subdir` of it), written atomically once; from memory when the cache is off."""
     with _LOADING:
-        name = name or "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
+        name = name or module_name(source)
         if name in sys.modules:
             return sys.modules[name]
         directory = cache_dir()
@@ -149,6 +149,27 @@ def load_module(source: str, subdir: str = "", name: str = ""):
                     raise
                 turn_off(directory, e)
         return _load_in_memory(name, source)
+
+
+def module_name(source: str) -> str:
+    """The name (and cache file stem) of generated `source`: its hash with jitc's versions."""
+    return "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
+
+
+def is_cached(source: str, subdir: str = "") -> bool:
+    """Would load_module(source) run compiled code without compiling it: the module is loaded
+    in this process, or its source and sealed numba files are on disk, intact. Only reads
+    files and takes no lock, so a caller need not wait for a compile in progress
+    (jitc/tiered.py decides by it whether a first call waits for its kernels)."""
+    name = module_name(source)
+    if name in sys.modules:
+        return True
+    directory = _directory if _directory is not _UNRESOLVED else cache_dir()
+    if directory is None:
+        return False
+    path = os.path.join(directory, subdir, name + ".py")
+    files = numba_files(path)
+    return bool(files) and _intact(path, source) and _sealed(path, files)
 
 
 def _load_cached(name: str, source: str, directory: str):
@@ -218,20 +239,23 @@ def _clear_unless_sealed(path: str) -> None:
     """Delete numba's files for `path` unless they match the manifest sealed after they
     last worked: a truncated, corrupted or planted entry is rebuilt, never unpickled."""
     files = numba_files(path)
-    if not files:
+    if not files or _sealed(path, files):
         return
-    try:
-        with open(path + ".sealed") as f:
-            sealed = json.load(f)
-        if sealed == {os.path.basename(p): _digest(p) for p in files}:
-            return
-    except (OSError, ValueError):
-        pass
     for p in files:
         try:
             os.remove(p)
         except OSError:
             pass
+
+
+def _sealed(path: str, files: list[str]) -> bool:
+    """Do numba's `files` for `path` match the manifest sealed after they last worked?"""
+    try:
+        with open(path + ".sealed") as f:
+            sealed = json.load(f)
+        return sealed == {os.path.basename(p): _digest(p) for p in files}
+    except (OSError, ValueError):
+        return False
 
 
 def seal(module) -> None:
