@@ -165,21 +165,28 @@ class Jitted:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
-        if type(compiled) is tiered.Tiered:  # kernels compiling in the background
-            pending, compiled = compiled, compiled.current()
-            if compiled is not pending.reference:
-                self._cache[key] = compiled
+        compiled = self._tier(compiled, key)
         try:
             result = compiled.call_flat(leaves)
         except StaleCapture:  # a captured place now holds an array of another type
             with self._lock:
                 self._cache.pop(key, None)
-            compiled = self._compile(args, kwargs, key)
+            compiled = self._tier(self._compile(args, kwargs, key), key)
             result = compiled.call_flat(leaves)
         if not kwargs and not static:
             self._fast = compiled.fast_call or _no_fast_call
             self._fast_failure = getattr(compiled.executable, "failure", _no_failure)
         return result
+
+    def _tier(self, compiled, key):
+        """The Compiled a call runs: while `key`'s kernels compile in the background, the
+        reference tier, then (from now on) the compiled one (jitc/tiered.py)."""
+        if type(compiled) is not tiered.Tiered:
+            return compiled
+        current = compiled.current()
+        if current is not compiled.reference:
+            self._cache[key] = current
+        return current
 
     def _compile(self, args, kwargs, key):
         with self._lock:

@@ -82,6 +82,27 @@ def test_reference_tier_then_compiled_tier(tiered_mode):
     assert tiers(tiered_mode) == ["compiled"]
 
 
+class Scaler:
+    def __init__(self, w):
+        self.w = w
+
+    @jitc.jit
+    def apply(self, x):
+        return x * self.w - 0.5
+
+
+def test_a_rebound_capture_runs_the_reference_tier_of_its_new_signature(tiered_mode):
+    x = np.linspace(-1.0, 1.0, 6)
+    s = Scaler(np.arange(6.0))
+    np.testing.assert_array_equal(s.apply(x), x * s.w - 0.5)
+    s.w = np.arange(6, dtype=np.float32)  # another dtype: traced and compiled anew
+    got = s.apply(x)
+    assert got.dtype == (x * s.w - 0.5).dtype
+    np.testing.assert_array_equal(got, x * s.w - 0.5)
+    assert tiered_mode.text.count("compiling apply for") == 2
+    assert tiers(tiered_mode)[-1] == "reference"
+
+
 def gather(x, i):
     return np.exp(x[i]) * 3  # the line each tier's IndexError names
 
