@@ -9,13 +9,15 @@ are checked and written back the same way. JITC_COMPILE=sync compiles on the cal
 Only the cpu backend is tiered; the others compile on the calling thread.
 
 The background thread is a daemon: a process that exits while it compiles does not wait
-for it. The cache stays whole: files are written atomically and numba's are used only once
-sealed after a successful call (backends/cpu/cache.py).
+for it, and the cache stays whole: files are written atomically, and numba's are used only
+once sealed after a successful call (backends/cpu/cache.py). os.fork (multiprocessing's
+fork start method) does wait for it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -101,6 +103,7 @@ def _submit(fn, *args) -> None:
         if not _worker:
             _worker.append(threading.Thread(target=_run, name="jitc-compile", daemon=True))
             _worker[0].start()
+            os.register_at_fork(before=_before_fork)
     _jobs.put((fn, args))
 
 
@@ -113,6 +116,14 @@ def _run() -> None:
             with _idle:
                 _pending[0] -= 1
                 _idle.notify_all()
+
+
+def _before_fork() -> None:
+    """A forked child has no compile thread: the compiles in flight finish first, so that the
+    child inherits their kernels, not a signature that never leaves the reference tier or a
+    cache lock held forever by a thread it does not have."""
+    if threading.current_thread() is not _worker[0]:
+        wait()
 
 
 def wait(timeout: float | None = None) -> bool:
