@@ -164,7 +164,7 @@ CHILD = textwrap.dedent("""
     from jitc import tiered
 
     def score(w, x):
-        return np.log1p(np.abs(w @ x)) * np.float64(0.75) - np.cos(x).sum()
+        return (np.abs(w) * 0.75 - w * x).sum(axis=1)
 
     rng = np.random.default_rng(1)
     w, x = rng.standard_normal((6, 9)), rng.standard_normal(9)
