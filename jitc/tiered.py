@@ -10,8 +10,8 @@ Only the cpu backend is tiered; the others compile on the calling thread.
 
 The background thread is a daemon: a process that exits while it compiles does not wait
 for it, and the cache stays whole: files are written atomically, and numba's are used only
-once sealed after a successful call (backends/cpu/cache.py). os.fork (multiprocessing's
-fork start method) does wait for it.
+once sealed, which the background thread does once it has compiled them all
+(backends/cpu/cache.py). os.fork (multiprocessing's fork start method) waits for it.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ class Tiered:
         start = time.perf_counter()
         try:
             self.compiled = Compiled(lowered, lowered.jitted.backend, graph)
+            # cached for the next process even if this one never calls it again
+            self.compiled.executable.seal_cache()
             log.info("%s: kernels compiled in the background in %.2f s", self.name,
                      time.perf_counter() - start)
         except Exception as e:  # noqa: BLE001 - raised by the calls that follow
