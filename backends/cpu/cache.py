@@ -5,7 +5,9 @@ Cached code is code that will run, so every file jitc compiles from lives under 
 directory (JITC_CACHE_DIR, else ~/.cache/jitc), and numba's cache files for it live beside
 it (cache_locator.py), whatever numba's own cache settings say. The directory and each of
 its subdirectories must belong to this user and be writable by no one else. numba's files
-are sealed once they worked (a manifest of digests) and deleted when they no longer match.
+are sealed (a manifest of digests) once this process compiled and loaded them all for a
+function, after its first call or on the background thread (jitc/tiered.py), and deleted
+when they no longer match.
 
 A cache that cannot be written (read-only directory or filesystem, full disk, no home) is
 not an error: jitc warns once, naming the directory and the reason, and compiles from
