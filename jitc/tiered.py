@@ -16,7 +16,6 @@ once sealed, which the background thread does once it has compiled them all
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import queue
@@ -58,7 +57,6 @@ class Tiered:
 
         self.name = lowered.jitted.__name__
         self.reference = Compiled(lowered, "reference", graph)
-        self.reference.executable = _LeavingACore(self.reference.executable)
         self.compiled = None
         self.error = None
         self.ready = threading.Event()
@@ -93,54 +91,6 @@ class Tiered:
                             f"{type(self.error).__name__}: {self.error}") from self.error
         log.info("%s: compiled tier from now on", self.name)
         return self.compiled
-
-
-class _LeavingACore:
-    """The reference tier's executable: NumPy's BLAS runs on one core fewer than it would,
-    leaving one to the compiling thread (on 2 cores both pools fighting made the compile
-    30-50% slower and each reference call slower too)."""
-
-    def __init__(self, executable):
-        self.executable = executable
-
-    def __call__(self, *arrays):
-        _limit_blas(+1)
-        try:
-            return self.executable(*arrays)
-        finally:
-            _limit_blas(-1)
-
-    def stats(self) -> dict:
-        return self.executable.stats()
-
-
-_blas_lock = threading.Lock()
-_blas_calls = [0]  # reference-tier calls running (any thread)
-_blas_saved: list = []  # (library, its thread count) while they run
-
-
-def _limit_blas(step: int) -> None:
-    """The first reference-tier call in limits NumPy's BLAS to a core fewer, the last out
-    restores it (a count: calls from several threads overlap)."""
-    with _blas_lock:
-        _blas_calls[0] += step
-        if step > 0 and _blas_calls[0] == 1:
-            limit = max(1, (os.cpu_count() or 1) - 1)
-            _blas_saved[:] = [(lib, lib.num_threads) for lib in _blas_libraries()]
-            for lib, n in _blas_saved:
-                if n > limit:
-                    lib.set_num_threads(limit)
-        elif step < 0 and _blas_calls[0] == 0:
-            for lib, n in _blas_saved:
-                lib.set_num_threads(n)
-            _blas_saved.clear()
-
-
-@functools.cache
-def _blas_libraries() -> list:
-    from threadpoolctl import ThreadpoolController
-
-    return [lib for lib in ThreadpoolController().lib_controllers if lib.user_api == "blas"]
 
 
 _jobs: queue.Queue = queue.Queue()
