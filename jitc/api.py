@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from jitc import config
+from jitc import config, tiered
 from jitc.dtypes import SUPPORTED, type_str
 from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
 from jitc.failures import KERNEL_FAILURES
@@ -171,17 +171,28 @@ class Jitted:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile(args, kwargs, key)
+        compiled = self._tier(compiled, key)
         try:
             result = compiled.call_flat(leaves)
         except StaleCapture:  # a captured place now holds an array of another type
             with self._lock:
                 self._cache.pop(key, None)
-            compiled = self._compile(args, kwargs, key)
+            compiled = self._tier(self._compile(args, kwargs, key), key)
             result = compiled.call_flat(leaves)
         if not kwargs and not static and not config.TRACE:  # traced calls take call_flat
             self._fast = compiled.fast_call or _no_fast_call
             self._fast_failure = getattr(compiled.executable, "failure", _no_failure)
         return result
+
+    def _tier(self, compiled, key):
+        """The Compiled a call runs: while `key`'s kernels compile in the background, the
+        reference tier, then (from now on) the compiled one (jitc/tiered.py)."""
+        if type(compiled) is not tiered.Tiered:
+            return compiled
+        current = compiled.current()
+        if current is not compiled.reference:
+            self._cache[key] = current
+        return current
 
     def _compile(self, args, kwargs, key):
         with self._lock:
@@ -189,7 +200,7 @@ class Jitted:
             if compiled is None:
                 lowered = self.lower(*args, **kwargs)
                 self._log_compile(key, lowered)
-                compiled = lowered.compile()
+                compiled = tiered.compile(lowered)
                 self._cache[key] = compiled
             return compiled
 
@@ -385,17 +396,12 @@ class Lowered:
 class Compiled:
     """An optimized graph bound to one backend's executable, for one exact signature."""
 
-    def __init__(self, lowered: Lowered, backend: str):
+    def __init__(self, lowered: Lowered, backend: str, graph=None):
         from jitc import backends
-        from jitc.fusion import optimize
 
         self.lowered = lowered
         self.backend = backend
-        self.graph = optimize(lowered.graph)
-        n = len(lowered.arg_types)
-        self.graph.aliases = {k: target if kind == "arg" else n + target
-                              for (kind, target), k in lowered.writebacks
-                              if kind in ("arg", "captured")}
+        self.graph = optimized(lowered) if graph is None else graph
         module = backends.get(backend)
         if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
             module.refuse_dtypes(self.graph, lowered.arg_names)
@@ -529,6 +535,18 @@ class Compiled:
         from jitc.fusion import fusion_report
 
         return fusion_report(self.lowered.graph, self.graph)
+
+
+def optimized(lowered: Lowered):
+    """The optimized graph of `lowered`, its written arguments aliased to their outputs."""
+    from jitc.fusion import optimize
+
+    graph = optimize(lowered.graph)
+    n = len(lowered.arg_types)
+    graph.aliases = {k: target if kind == "arg" else n + target
+                     for (kind, target), k in lowered.writebacks
+                     if kind in ("arg", "captured")}
+    return graph
 
 
 def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):

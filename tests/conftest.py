@@ -8,6 +8,9 @@ fixture cover it without edits.
 import os
 
 os.environ.setdefault("JITC_VERIFY", "1")  # the verifier runs after every optimization pass
+# Tests compare the compiled tier with NumPy: a first call waits for its kernels instead of
+# running the reference tier (tests/test_tiered.py tests tiered execution itself).
+os.environ.setdefault("JITC_COMPILE", "sync")
 
 import pytest  # noqa: E402
 

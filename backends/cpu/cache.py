@@ -5,7 +5,9 @@ Cached code is code that will run, so every file jitc compiles from lives under 
 directory (JITC_CACHE_DIR, else ~/.cache/jitc), and numba's cache files for it live beside
 it (cache_locator.py), whatever numba's own cache settings say. The directory and each of
 its subdirectories must belong to this user and be writable by no one else. numba's files
-are sealed once they worked (a manifest of digests) and deleted when they no longer match.
+are sealed (a manifest of digests) once this process compiled and loaded them all for a
+function, after its first call or on the background thread (jitc/tiered.py), and deleted
+when they no longer match.
 
 A cache that cannot be written (read-only directory or filesystem, full disk, no home) is
 not an error: jitc warns once, naming the directory and the reason, and compiles from
@@ -173,7 +175,7 @@ def load_module(source: str, subdir: str = "", name: str = "", runtime: bool = F
     (`subdir` of it), written atomically once; from memory when the cache is off.
     `runtime`: a fixed runtime piece, kept in the runtime store where it is usable."""
     with _LOADING:
-        name = name or "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
+        name = name or module_name(source)
         if name in sys.modules:
             return sys.modules[name]
         store = runtime_dir() if runtime else None
@@ -192,6 +194,34 @@ def load_module(source: str, subdir: str = "", name: str = "", runtime: bool = F
                     raise
                 turn_off(directory, e)
         return _load_in_memory(name, source)
+
+
+def module_name(source: str) -> str:
+    """The name (and cache file stem) of generated `source`: its hash with jitc's versions."""
+    return "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
+
+
+def is_cached(source: str, subdir: str = "", runtime: bool = False) -> bool:
+    """Would load_module(source, subdir, runtime=runtime) run compiled code without
+    compiling it: the module is loaded in this process, or its source and sealed numba files
+    are on disk, intact. Only reads files and takes no lock once the directories are
+    resolved, so a caller need not wait for a compile in progress (jitc/tiered.py decides by
+    it whether a first call waits for its kernels)."""
+    name = module_name(source)
+    if name in sys.modules:
+        return True
+    places = []
+    if runtime:
+        store = _runtime if _runtime is not _UNRESOLVED else runtime_dir()
+        places.append(store)
+    directory = _directory if _directory is not _UNRESOLVED else cache_dir()
+    places.append(None if directory is None else os.path.join(directory, subdir))
+    for place in filter(None, places):
+        path = os.path.join(place, name + ".py")
+        files = numba_files(path)
+        if files and _intact(path, source) and _matches(files, path + ".sealed"):
+            return True
+    return False
 
 
 def _load_cached(name: str, source: str, directory: str, bounded: bool = True):
@@ -270,20 +300,23 @@ def _clear_unless_sealed(path: str) -> None:
 
 def clear_unless_sealed(files: list[str], manifest: str) -> None:
     """Delete `files` unless they are the ones `manifest` records."""
-    if not files:
+    if not files or _matches(files, manifest):
         return
-    try:
-        with open(manifest) as f:
-            sealed = json.load(f)
-        if sealed == {os.path.basename(p): _digest(p) for p in files}:
-            return
-    except (OSError, ValueError):
-        pass
     for p in files:
         try:
             os.remove(p)
         except OSError:
             pass
+
+
+def _matches(files: list[str], manifest: str) -> bool:
+    """Are `files` the ones `manifest` records (sealed after they last worked)?"""
+    try:
+        with open(manifest) as f:
+            sealed = json.load(f)
+        return sealed == {os.path.basename(p): _digest(p) for p in files}
+    except (OSError, ValueError):
+        return False
 
 
 def seal(module) -> None:

@@ -92,11 +92,16 @@ class CpuExecutable:
             if located is None:
                 raise
             raise located from None
+        self.seal_cache()
+        return outs
+
+    def seal_cache(self) -> None:
+        """Seal the cache files of every module this executable compiled or loaded (once):
+        after its first call, or once compiled in the background (jitc/tiered.py)."""
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
             self._sealed = True
-        return outs
 
     def failure(self, error: Exception) -> Exception | None:
         """The driver's `error` naming the NumPy call and line of the nodes of the launch

@@ -97,6 +97,11 @@ def wide_run(driver, state: np.ndarray, types: list):
     return names["run"]
 
 
+def collector_sources(types: list) -> list[str]:
+    """The sources of the collectors a call over arrays of `types` uses."""
+    return [_collector_source(np.dtype(dtype), ndim) for dtype, ndim, _, _ in Layout(types).calls]
+
+
 def collector_modules(types: list) -> list:
     """The collector modules a call over arrays of `types` uses (to seal them)."""
     return [collector(dtype, ndim) for dtype, ndim, _, _ in Layout(types).calls]
