@@ -88,6 +88,7 @@ class Kernel:
     work: int
     error: tuple | None = None  # (exception class name, message) when a body can raise
     sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
+    writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
 
 
 @dataclass
@@ -123,6 +124,7 @@ class _KernelBuilder:
         self.bodies: list[Body] = []
         self.error = None
         self.sites: list[Node] = []
+        self.writes: set[int] = set()
 
     def pointer(self, buf: Buf) -> int:
         for k, p in enumerate(self.pointers):
@@ -131,13 +133,17 @@ class _KernelBuilder:
         self.pointers.append(buf)
         return len(self.pointers) - 1
 
-    def add(self, source: str, bufs: list[Buf]):
-        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape)) for b in bufs]
+    def add(self, source: str, reads: list[Buf], writes: list[Buf]):
+        """A body whose array arguments are `reads` then `writes` (the arrays it stores
+        into: what the concurrent schedule orders kernels by)."""
+        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape))
+                  for b in reads + writes]
+        self.writes.update(a[0] for a in arrays[len(reads):])
         self.bodies.append(Body(_hoist_sizes(source), arrays))
 
     def kernel(self, rows: int, work: int) -> Kernel:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
-                      tuple(self.sites))
+                      tuple(self.sites), frozenset(self.writes))
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
@@ -230,8 +236,10 @@ class Planner:
         """May `out` be the buffer of one of `reads`: the same place, or a result whose
         array the caller passes as an aliased parameter's (graph.aliases, in place)?"""
         params = {b.index for b in reads if b.source == "param"}
-        if out.source == "result":
-            return self.graph.aliases.get(self.visible[out.index]) in params
+        if out.source == "result" and self.graph.aliases.get(self.visible[out.index]) in params:
+            return True
+        # e.g. `a - b @ W` where `a` already lives in the result (a dot's output that the
+        # subtraction runs in place of): the dot must not overwrite `a` before it is read
         return any((b.source, b.index) == (out.source, out.index) for b in reads)
 
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
@@ -250,7 +258,7 @@ class Planner:
         for _, elements, dtype in ks.scratch:
             buf, local = self._local(local, (elements,), dtype)
             scratch.append(buf)
-        kb.add(ks.source, [inputs(m) for m in ks.inputs] + [outs[k] for k in ks.out_args]
+        kb.add(ks.source, [inputs(m) for m in ks.inputs], [outs[k] for k in ks.out_args]
                + scratch)
         kb.error = kb.error or _error(body)
         kb.sites += failures.sites(body)
@@ -287,8 +295,8 @@ class Planner:
         ds = dots.dot_shape(node, *orders, blas=not self.aot)
         kb = _KernelBuilder()
         kb.add(dots.dot_source("BODY", node, ds, kb.sz),
-               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs")),
-                out.viewed(ds.view("out"))])
+               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
+               [out.viewed(ds.view("out"))])
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
@@ -365,7 +373,7 @@ class Planner:
         src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
         kb = _KernelBuilder()
         kb.add(scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
-               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
+               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post))], [dst])
         kb.error = SCATTER_ERROR
         kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
@@ -377,7 +385,7 @@ class Planner:
             return  # nothing to write
         kb = _KernelBuilder()
         kb.add(scan_source(n.attrs["kind"], n.dtype),
-               [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))])
+               [self.loc[x].viewed((pre, size, post))], [out.viewed((pre, size, post))])
         self.kernels.append(kb.kernel(pre, pre * size * post))
 
     def _sort(self, n: Node, out: Buf):
@@ -386,14 +394,15 @@ class Planner:
         if pre * size * post == 0:
             return  # nothing to write
         indices = n.op == "argsort"
-        bufs = [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))]
+        bufs = [out.viewed((pre, size, post))]
         if self.aot:  # scratch rows from the arena
             local = 0
             for dtype in scratch_rows(x.dtype, indices):
                 row, local = self._local(local, (size,), dtype)
                 bufs.append(row)
         kb = _KernelBuilder()
-        kb.add(sort_source(x.dtype, indices, self.aot), bufs)
+        kb.add(sort_source(x.dtype, indices, self.aot), [self.loc[x].viewed((pre, size, post))],
+               bufs)
         self.kernels.append(kb.kernel(pre * post, pre * size * post))
 
     def _linalg(self, n: Node, out: Buf):
@@ -411,9 +420,9 @@ class Planner:
         views = [self.loc[n.operands[0]].viewed((batch, m, m))]
         if kind == "solve":
             views.append(self.loc[n.operands[1]].viewed((batch, m, n.shape[-1])))
-        views.append(out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:])))
+        out = out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:]))
         kb = _KernelBuilder()
-        kb.add(lapack_source(kind, n.dtype, kb.sz), views)
+        kb.add(lapack_source(kind, n.dtype, kb.sz), views, [out])
         kb.error = ERROR_OF_KIND[kind]
         kb.sites = [n]
         self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
@@ -423,7 +432,7 @@ class Planner:
         if size == 0:
             return
         kb = _KernelBuilder()
-        kb.add(COPY_BODY, [src.viewed((size,)), dst.viewed((size,))])
+        kb.add(COPY_BODY, [src.viewed((size,))], [dst.viewed((size,))])
         self.kernels.append(kb.kernel(size, size))
 
     def build(self, name: str) -> Program:
