@@ -1,5 +1,6 @@
 """The cpu backend's Executable: kernels loaded (or compiled) at construction, one numba
-driver per specialization, compiled on the first call."""
+driver per specialization, compiled on the first call. With JITC_CONCURRENT (the default),
+independent small kernels of one call run concurrently (schedule.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import numpy as np
 from jitc import config, failures
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import FAILED, FAILURE_OF, LAUNCH_ENTRY, LAUNCH_TABLE, emit
-from jitc.backends.cpu.launcher import launcher_address, launcher_module
+from jitc.backends.cpu import schedule
+from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.threads import single_threaded_scipy_blas
@@ -23,9 +25,13 @@ from jitc.ir import Graph
 class CpuExecutable:
     def __init__(self, graph: Graph):
         single_threaded_scipy_blas()
-        self.graph = graph
-        self.program = plan_program(graph, graph.name)
-        emitted = emit(self.program)
+        concurrent = config.CONCURRENT
+        self.graph = schedule.interleaved(graph) if concurrent else graph
+        self.program = plan_program(self.graph, graph.name)
+        launches = (schedule.launches(self.program.kernels, self.graph.aliases) if concurrent
+                    else None)
+        emitted = emit(self.program, launches)
+        self.launch_kernels = emitted.launch_kernels
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])
         if config.DUMP_DIR:
             os.makedirs(config.DUMP_DIR, exist_ok=True)
@@ -34,8 +40,8 @@ class CpuExecutable:
         self.kernel_modules = [load_module(s) for s in emitted.kernel_sources]
         addresses = [m.kernel.address for m in self.kernel_modules]
         self.constants = [_frozen(c) for c in emitted.constants]  # the state points at them
-        state = emitted.state(launcher_address(),
-                              [addresses[i] for i in emitted.kernel_of_launch], self.constants)
+        state = emitted.state(launcher_address(), group_address(),
+                              [addresses[i] for i in emitted.source_of_kernel], self.constants)
         self.state = state  # the driver notes a failed launch in it
         self.module = load_module(emitted.driver_source)
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
@@ -77,7 +83,8 @@ class CpuExecutable:
         if kind is None:
             return None
         launch = (int(self.state[FAILED]) - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
-        return failures.located(self.program.kernels[launch].sites, kind, type(error),
+        (kernel,) = self.launch_kernels[launch]  # a kernel that can fail runs alone
+        return failures.located(self.program.kernels[kernel].sites, kind, type(error),
                                 str(error))
 
     def can_write_into(self, param_index: int, output_index: int) -> bool:

@@ -38,6 +38,10 @@ from jitc.ir import Graph, Node
 from jitc.source import where
 
 ALIGN = 64
+# A node's kernel-local temporaries (a dot's accumulator, a transposed operand) start where
+# the previous node's ended while that is below this many bytes past the plan (jit only), so
+# that independent small kernels do not share them and may run concurrently (schedule.py).
+LOCALS_SPREAD = 1 << 18
 SOURCES = ("param", "result", "temp", "const")
 
 
@@ -180,6 +184,8 @@ class Planner:
                 reserved += _align(self.targets[k].nbytes)
         self.locals_at = self.buffers.size + reserved
         self.extra = reserved  # arena bytes past the plan: staging, kernel-local temporaries
+        self.local_base = 0  # where the current node's local temporaries start
+        self.locals_end = 0  # past the locals of every node so far (from locals_at)
 
     # -- where values live
     def _const(self, value: np.ndarray) -> int:
@@ -244,9 +250,11 @@ class Planner:
 
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
         """A kernel-local temporary past the planned arena; returns it and the next offset."""
-        buf = Buf("temp", self.locals_at + offset, tuple(shape), np.dtype(dtype))
+        buf = Buf("temp", self.locals_at + self.local_base + offset, tuple(shape),
+                  np.dtype(dtype))
         end = offset + _align(buf.nbytes)
-        self.extra = max(self.extra, self.locals_at - self.buffers.size + end)
+        self.locals_end = max(self.locals_end, self.local_base + end)
+        self.extra = max(self.extra, self.locals_at - self.buffers.size + self.local_base + end)
         return buf, end
 
     # -- kernels
@@ -445,6 +453,8 @@ class Planner:
         for n in g.nodes:
             if n.op in ("parameter", "constant", "get") or is_view(n):
                 continue
+            if not self.aot:
+                self.local_base = self.locals_end if self.locals_end < LOCALS_SPREAD else 0
             outs = self._outputs_of(n, gets)
             if n.op == "fusion":
                 self._fusion(n, outs)

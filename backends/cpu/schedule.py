@@ -1,0 +1,102 @@
+"""Which kernels of one call may run at the same time, and in what order the driver launches
+them (issue 16, the concurrent executor).
+
+Two kernels depend on each other when one writes bytes the other reads or writes: the same
+parameter, result or constant bytes, or overlapping temp-arena bytes (the buffer plan reuses
+arena space between values whose lifetimes do not overlap, so two kernels that share no value
+may still share memory: they are ordered like any writer and reader). A result the caller may
+pass as a parameter's buffer (graph.aliases: donation) is that parameter's bytes.
+
+Kernels get ASAP levels over those dependencies; the kernels of one level are independent.
+Those the launcher would not split over threads (launcher.splits: too little work, or one
+row, e.g. a dot at batch 1) form one group per level, launched as the tasks of one parallel
+region (launcher.py `group`); a kernel that splits keeps its own row split, and one that can
+fail runs alone, so a failure names its kernel. Everything runs on numba's one pool.
+
+`interleaved` reorders a fused graph's nodes by level first, so the buffer plan gives the
+values of independent branches their own arena bytes (in the traced order, branch after
+branch, it gives them the same bytes, and the branches would depend on each other).
+"""
+
+from __future__ import annotations
+
+from jitc.backends.cpu.launcher import splits
+from jitc.fusion import plan_buffers
+from jitc.fusion.views import is_view
+from jitc.ir import Graph
+
+# The interleaved order may hold more values live at once; it is taken only while its arena
+# grows by at most this much (small branches at batch 1: bytes; large ones keep their order).
+MAX_EXTRA_ARENA = 1 << 20
+
+
+def interleaved(graph: Graph) -> Graph:
+    """`graph` with its nodes in level order (a topological order that starts independent
+    branches side by side), or `graph` itself when that order is the same, when it costs
+    more than MAX_EXTRA_ARENA bytes, or when the function writes a caller's array (its
+    buffer plan then depends on the order of the last read and the write)."""
+    if graph.aliases:
+        return graph
+    level: dict = {}
+    for n in graph.nodes:
+        up = max((level[o] for o in n.operands), default=0)
+        free = n.op in ("parameter", "constant", "get") or is_view(n)
+        level[n] = up if free else up + 1
+    order = sorted(range(len(graph.nodes)), key=lambda i: (level[graph.nodes[i]], i))
+    if order == list(range(len(graph.nodes))):
+        return graph
+    reordered = Graph(graph.name)
+    reordered.params, reordered.outputs = graph.params, graph.outputs
+    reordered.aliases, reordered._next_id = graph.aliases, graph._next_id
+    reordered.nodes = [graph.nodes[i] for i in order]
+    if plan_buffers(reordered).size > plan_buffers(graph).size + MAX_EXTRA_ARENA:
+        return graph
+    return reordered
+
+
+def _accesses(kernel, aliases: dict):
+    """(space, first byte, end byte, writes) per array of `kernel`."""
+    for k, buf in enumerate(kernel.pointers):
+        if buf.source == "temp":
+            space, start = ("temp",), buf.index + buf.offset
+        elif buf.source == "result" and buf.index in aliases:
+            space, start = ("param", aliases[buf.index]), buf.offset
+        else:
+            space, start = (buf.source, buf.index), buf.offset
+        if buf.nbytes:
+            yield space, start, start + buf.nbytes, k in kernel.writes
+
+
+def levels(kernels: list, aliases: dict) -> list:
+    """Each kernel's level: 0, or one more than the highest level of an earlier kernel it
+    depends on. Per distinct byte range, the highest level that wrote and that read it."""
+    seen: dict = {}  # space -> {(start, end): [highest writer level, highest reader level]}
+    out = []
+    for kernel in kernels:
+        accesses = list(_accesses(kernel, aliases))
+        level = 0
+        for space, start, end, writes in accesses:
+            for (s, e), (w, r) in seen.get(space, {}).items():
+                if s < end and start < e:
+                    level = max(level, w + 1, r + 1 if writes else 0)
+        for space, start, end, writes in accesses:
+            entry = seen.setdefault(space, {}).setdefault((start, end), [-1, -1])
+            entry[0 if writes else 1] = max(entry[0 if writes else 1], level)
+        out.append(level)
+    return out
+
+
+def launches(kernels: list, aliases: dict) -> list:
+    """Kernel indices per launch, in launch order: level by level, the level's small
+    kernels as one group (when there are several), then its other kernels one by one."""
+    by_level: dict = {}
+    for i, level in enumerate(levels(kernels, aliases)):
+        by_level.setdefault(level, []).append(i)
+    out = []
+    for level in sorted(by_level):
+        small = [i for i in by_level[level]
+                 if kernels[i].error is None and not splits(kernels[i].rows, kernels[i].work)]
+        if len(small) > 1:
+            out.append(small)
+        out += [[i] for i in by_level[level] if len(small) < 2 or i not in small]
+    return out
