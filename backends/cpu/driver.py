@@ -21,9 +21,9 @@ import numpy as np
 
 from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
+from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
-from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
 from jitc.backends.cpu.plan import Kernel, Program
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout

@@ -10,9 +10,9 @@ import os
 import numpy as np
 
 from jitc import config, failures
+from jitc.backends.cpu import schedule
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import FAILED, FAILURE_OF, LAUNCH_ENTRY, LAUNCH_TABLE, emit
-from jitc.backends.cpu import schedule
 from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
