@@ -142,8 +142,13 @@ class _KernelBuilder:
         into: what the concurrent schedule orders kernels by)."""
         arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape))
                   for b in reads + writes]
-        self.writes.update(a[0] for a in arrays[len(reads):])
+        self.written(writes)
         self.bodies.append(Body(_hoist_sizes(source), arrays))
+
+    def written(self, bufs: list[Buf]):
+        """Note that the bodies write these arrays, passed to them under any name."""
+        self.writes.update(k for k, p in enumerate(self.pointers)
+                           for b in bufs if p.start == b.start)
 
     def kernel(self, rows: int, work: int) -> Kernel:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
@@ -268,6 +273,7 @@ class Planner:
             scratch.append(buf)
         kb.add(ks.source, [inputs(m) for m in ks.inputs], [outs[k] for k in ks.out_args]
                + scratch)
+        kb.written(outs)  # an output computed in place is written through its input's array
         kb.error = kb.error or _error(body)
         kb.sites += failures.sites(body)
         return ks, local
