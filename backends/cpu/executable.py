@@ -26,8 +26,8 @@ class CpuExecutable:
     def __init__(self, graph: Graph):
         single_threaded_scipy_blas()
         concurrent = config.CONCURRENT
-        self.graph = schedule.interleaved(graph) if concurrent else graph
-        self.program = plan_program(self.graph, graph.name)
+        self.graph, buffers = schedule.interleaved(graph) if concurrent else (graph, None)
+        self.program = plan_program(self.graph, graph.name, buffers=buffers)
         launches = (schedule.launches(self.program.kernels, self.graph.aliases) if concurrent
                     else None)
         emitted = emit(self.program, launches)

@@ -163,7 +163,8 @@ def _around(shape, axis: int) -> tuple[int, int, int]:
 
 
 class Planner:
-    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None):
+    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None,
+                 buffers=None):
         """inout: output index -> (parameter index, direct): the output is the new contents
         of that parameter (an AOT in-out argument), computed straight into it when direct,
         else into the arena and copied into it after every kernel has read it."""
@@ -174,7 +175,7 @@ class Planner:
         self.kernels: list[Kernel] = []
         self.constants: list[np.ndarray] = []
         self.loc: dict[Node, Buf] = {}
-        self.buffers = plan_buffers(graph)
+        self.buffers = plan_buffers(graph) if buffers is None else buffers
         self.inout = dict(inout or {})
         self.visible = [k for k in range(len(graph.outputs)) if k not in self.inout]
         self.targets = {}  # output index -> the Buf its value goes to
@@ -546,7 +547,7 @@ def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
 
 
 def plan_program(graph: Graph, name: str, target: str = "jit",
-                 inout: dict | None = None) -> Program:
+                 inout: dict | None = None, buffers=None) -> Program:
     """The kernels and buffer places of an optimized (fused) graph (see Planner for
-    `inout`)."""
-    return Planner(graph, target, inout).build(name)
+    `inout`); `buffers`: plan_buffers(graph), where the caller has it already."""
+    return Planner(graph, target, inout, buffers).build(name)

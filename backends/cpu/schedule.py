@@ -20,6 +20,9 @@ branch, it gives them the same bytes, and the branches would depend on each othe
 
 from __future__ import annotations
 
+import bisect
+import math
+
 from jitc.backends.cpu.launcher import splits
 from jitc.fusion import plan_buffers
 from jitc.fusion.views import is_view
@@ -30,13 +33,14 @@ from jitc.ir import Graph
 MAX_EXTRA_ARENA = 1 << 20
 
 
-def interleaved(graph: Graph) -> Graph:
-    """`graph` with its nodes in level order (a topological order that starts independent
-    branches side by side), or `graph` itself when that order is the same, when it costs
+def interleaved(graph: Graph) -> tuple:
+    """(`graph` with its nodes in level order, a topological order that starts independent
+    branches side by side, or `graph` itself when that order is the same, when it costs
     more than MAX_EXTRA_ARENA bytes, or when the function writes a caller's array (its
-    buffer plan then depends on the order of the last read and the write)."""
+    buffer plan then depends on the order of the last read and the write); its buffer plan
+    where this computed it, else None)."""
     if graph.aliases:
-        return graph
+        return graph, None
     level: dict = {}
     for n in graph.nodes:
         up = max((level[o] for o in n.operands), default=0)
@@ -44,14 +48,17 @@ def interleaved(graph: Graph) -> Graph:
         level[n] = up if free else up + 1
     order = sorted(range(len(graph.nodes)), key=lambda i: (level[graph.nodes[i]], i))
     if order == list(range(len(graph.nodes))):
-        return graph
+        return graph, None
     reordered = Graph(graph.name)
     reordered.params, reordered.outputs = graph.params, graph.outputs
     reordered.aliases, reordered._next_id = graph.aliases, graph._next_id
     reordered.nodes = [graph.nodes[i] for i in order]
-    if plan_buffers(reordered).size > plan_buffers(graph).size + MAX_EXTRA_ARENA:
-        return graph
-    return reordered
+    plan = plan_buffers(reordered)
+    if plan.size > MAX_EXTRA_ARENA:  # (else it cannot be more than that past the other)
+        before = plan_buffers(graph)
+        if plan.size > before.size + MAX_EXTRA_ARENA:
+            return graph, before
+    return reordered, plan
 
 
 def _accesses(kernel, aliases: dict):
@@ -63,25 +70,52 @@ def _accesses(kernel, aliases: dict):
             space, start = ("param", aliases[buf.index]), buf.offset
         else:
             space, start = (buf.source, buf.index), buf.offset
-        if buf.nbytes:
-            yield space, start, start + buf.nbytes, k in kernel.writes
+        nbytes = math.prod(buf.shape) * buf.dtype.itemsize  # Buf.nbytes, without NumPy
+        if nbytes:
+            yield space, start, start + nbytes, k in kernel.writes
+
+
+class _Ranges:
+    """The byte ranges of one space seen so far, each with the highest level of a kernel that
+    wrote it and of one that read it; sorted by start, to find the overlapping ones fast."""
+
+    def __init__(self):
+        self.keys: list = []  # (start, end), sorted
+        self.levels: dict = {}  # (start, end) -> [writer level, reader level]
+        self.longest = 0
+
+    def after(self, start: int, end: int, writes: bool) -> int:
+        """The lowest level a kernel accessing [start, end) may run at."""
+        level = 0
+        at = bisect.bisect_left(self.keys, (start - self.longest,))
+        for key in self.keys[at:]:
+            if key[0] >= end:
+                break
+            if key[1] > start:
+                w, r = self.levels[key]
+                level = max(level, w + 1, r + 1 if writes else 0)
+        return level
+
+    def note(self, start: int, end: int, writes: bool, level: int):
+        key = (start, end)
+        if key not in self.levels:
+            bisect.insort(self.keys, key)
+            self.levels[key] = [-1, -1]
+            self.longest = max(self.longest, end - start)
+        entry = self.levels[key]
+        entry[0 if writes else 1] = max(entry[0 if writes else 1], level)
 
 
 def levels(kernels: list, aliases: dict) -> list:
     """Each kernel's level: 0, or one more than the highest level of an earlier kernel it
-    depends on. Per distinct byte range, the highest level that wrote and that read it."""
-    seen: dict = {}  # space -> {(start, end): [highest writer level, highest reader level]}
+    depends on."""
+    seen: dict = {}  # space -> _Ranges
     out = []
     for kernel in kernels:
         accesses = list(_accesses(kernel, aliases))
-        level = 0
+        level = max((seen[a[0]].after(*a[1:]) for a in accesses if a[0] in seen), default=0)
         for space, start, end, writes in accesses:
-            for (s, e), (w, r) in seen.get(space, {}).items():
-                if s < end and start < e:
-                    level = max(level, w + 1, r + 1 if writes else 0)
-        for space, start, end, writes in accesses:
-            entry = seen.setdefault(space, {}).setdefault((start, end), [-1, -1])
-            entry[0 if writes else 1] = max(entry[0 if writes else 1], level)
+            seen.setdefault(space, _Ranges()).note(start, end, writes, level)
         out.append(level)
     return out
 
