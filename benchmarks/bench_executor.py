@@ -24,6 +24,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 
 import numpy as np
 
+from benchmarks.workloads import dense_softmax, make_lstm, w2_inputs
+
 # Each head's products are below BLAS_MIN_FLOPS (backends/cpu/dot.py), so each is one kernel
 # over one row, which no launch splits over threads; larger ones go to BLAS, which splits a
 # batch-1 product over its columns already.
@@ -55,6 +57,23 @@ def cases():
     yield (f"per-head q/k/v projections [1,{D}], {N_HEAD} heads x {D_HEAD} (float32)",
            head_projections,
            tuple([x] + [normal(N_HEAD, D, D_HEAD, scale=D ** -0.5) for _ in range(3)]))
+    # controls: W2 at batch 1 has no independent branches; W4's LSTM cells depend on each
+    # other within a step, and unrolled, the cells of a diagonal (step t, layer l and step
+    # t+1, layer l-1) are independent but too small to be worth a parallel region
+    yield ("control: W2 softmax(relu(x@W+b)) [1,512]x[512,1024]", dense_softmax,
+           w2_inputs(1))
+    step, unrolled = make_lstm(60)
+    xs = rng.standard_normal((100, 1, 60))
+    state = tuple((rng.standard_normal((1, 60)) * 0.5, rng.standard_normal((1, 60)) * 0.5)
+                  for _ in range(3))
+    yield "control: W4 LSTM 3x60 batch 1, one step", step, (xs[0], state)
+    yield "control: W4 LSTM 100 steps, jitted unrolled loop", unrolled, (xs, state)
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _leaves(t)]
+    return [tree]
 
 
 def sample(fn, n):
@@ -70,12 +89,12 @@ def time_case(name, fn, fargs, rounds):
     import jitc
     from jitc import config
 
-    want = fn(*fargs)
+    want = _leaves(fn(*fargs))
     runs = {}
     for concurrent in (True, False):
         config.CONCURRENT = concurrent
         f = jitc.jit(fn)
-        for got, w in zip(f(*fargs), want):
+        for got, w in zip(_leaves(f(*fargs)), want, strict=True):
             np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-4)
         runs["concurrent" if concurrent else "sequential"] = functools.partial(f, *fargs)
     config.CONCURRENT = True
