@@ -5,7 +5,8 @@ kernel has enough rows to split over threads, run concurrently against sequentia
 
 Each case is compiled twice in this process, with the concurrent schedule (the default) and
 with config.CONCURRENT off (what JITC_CONCURRENT=0 gives: one launch per kernel, in order);
-the two are timed alternately, round after round, so that a busy neighbour slows both alike.
+the two are timed alternately, round after round (each first in every other round), so that a
+busy neighbour slows both alike, and NumPy after them.
 Times are medians over the rounds of samples that each average enough calls to last 20 ms;
 the goal: concurrent <= 0.65x sequential on 2 cores.
 """
@@ -70,6 +71,9 @@ def cases():
     yield "control: W4 LSTM 100 steps, jitted unrolled loop", unrolled, (xs, state)
 
 
+SETTLE = 0.5  # seconds for thread pools to stop spinning (benchmarks/run.py)
+
+
 def _leaves(tree):
     if isinstance(tree, (tuple, list)):
         return [leaf for t in tree for leaf in _leaves(t)]
@@ -99,17 +103,20 @@ def time_case(name, fn, fargs, rounds):
         runs["concurrent" if concurrent else "sequential"] = functools.partial(f, *fargs)
     config.CONCURRENT = True
     launches = jitc.jit(fn).lower(*fargs).compile().executable.launch_kernels
-    impls = dict(runs, NumPy=functools.partial(fn, *fargs))
-    n = max(1, int(0.02 / min(sample(call, 20) for call in impls.values())))
-    times = {k: [] for k in impls}
-    for _ in range(rounds):
-        for k, call in impls.items():
-            times[k].append(sample(call, n))
+    n = max(1, int(0.02 / min(sample(call, 20) for call in runs.values())))
+    times = {k: [] for k in runs}
+    for r in range(rounds):  # each first in every other round: a pool spinning after the
+        for k in sorted(runs, reverse=r % 2 == 1):  # one timed before slows the next
+            times[k].append(sample(runs[k], n))
+    time.sleep(SETTLE)  # NumPy last: its BLAS threads spin after a call, as numba's do
+    numpy_call = functools.partial(fn, *fargs)
+    times["NumPy"] = [sample(numpy_call, n) for _ in range(rounds)]
     med = {k: statistics.median(v) for k, v in times.items()}
     kernels = sum(map(len, launches))
     groups = [len(m) for m in launches if len(m) > 1]
-    return [name, f"{kernels} kernels, {len(launches)} launches (groups: "
-            f"{', '.join(map(str, groups)) or 'none'})",
+    sizes = ", ".join(map(str, groups)) if len(groups) <= 4 else \
+        f"{len(groups)}, the largest of {max(groups)}"
+    return [name, f"{kernels} kernels, {len(launches)} launches (groups: {sizes or 'none'})",
             f"{med['sequential'] * 1e6:.1f} µs", f"{med['concurrent'] * 1e6:.1f} µs",
             f"{med['concurrent'] / med['sequential']:.2f}x",
             f"{min(times['concurrent']) / min(times['sequential']):.2f}x",

@@ -25,11 +25,10 @@ from jitc.ir import Graph
 class CpuExecutable:
     def __init__(self, graph: Graph):
         single_threaded_scipy_blas()
-        concurrent = config.CONCURRENT
-        self.graph, buffers = schedule.interleaved(graph) if concurrent else (graph, None)
-        self.program = plan_program(self.graph, graph.name, buffers=buffers)
-        launches = (schedule.launches(self.program.kernels, self.graph.aliases) if concurrent
-                    else None)
+        if config.CONCURRENT:
+            self.graph, self.program, launches = schedule.schedule(graph, graph.name)
+        else:
+            self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
         emitted = emit(self.program, launches)
         self.launch_kernels = emitted.launch_kernels
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])

@@ -32,8 +32,9 @@ PARALLEL_MIN_WORK = 1 << 16
 CHUNKS_PER_THREAD = 8
 CHUNK_MIN_WORK = PARALLEL_MIN_WORK // 2
 # A group runs its members concurrently when the work beside its largest member is at least
-# this much (below, a parallel region's start costs more than the overlap gains).
-GROUP_MIN_WORK = PARALLEL_MIN_WORK
+# this much: at PARALLEL_MIN_WORK, the 3-layer LSTM step of benchmarks W4 (six 60x240
+# products of 14K multiply-adds) ran 1.1-1.3x slower in a parallel region than in turn.
+GROUP_MIN_WORK = 4 * PARALLEL_MIN_WORK
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
 SOURCE = f'''\

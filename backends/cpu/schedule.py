@@ -16,6 +16,7 @@ fail runs alone, so a failure names its kernel. Everything runs on numba's one p
 `interleaved` reorders a fused graph's nodes by level first, so the buffer plan gives the
 values of independent branches their own arena bytes (in the traced order, branch after
 branch, it gives them the same bytes, and the branches would depend on each other).
+`schedule` takes that order only where it makes a group worth running concurrently.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from __future__ import annotations
 import bisect
 import math
 
-from jitc.backends.cpu.launcher import splits
+from jitc.backends.cpu.launcher import group_work, splits
+from jitc.backends.cpu.plan import plan_program
 from jitc.fusion import plan_buffers
 from jitc.fusion.views import is_view
 from jitc.ir import Graph
@@ -84,8 +86,9 @@ class _Ranges:
         self.levels: dict = {}  # (start, end) -> [writer level, reader level]
         self.longest = 0
 
-    def after(self, start: int, end: int, writes: bool) -> int:
-        """The lowest level a kernel accessing [start, end) may run at."""
+    def after(self, start: int, end: int, writes: bool, data_only: bool = False) -> int:
+        """The lowest level a kernel accessing [start, end) may run at; data_only: after
+        the kernels that wrote what it reads only."""
         level = 0
         at = bisect.bisect_left(self.keys, (start - self.longest,))
         for key in self.keys[at:]:
@@ -93,7 +96,10 @@ class _Ranges:
                 break
             if key[1] > start:
                 w, r = self.levels[key]
-                level = max(level, w + 1, r + 1 if writes else 0)
+                if data_only:
+                    level = max(level, 0 if writes else w + 1)
+                else:
+                    level = max(level, w + 1, r + 1 if writes else 0)
         return level
 
     def note(self, start: int, end: int, writes: bool, level: int):
@@ -106,25 +112,28 @@ class _Ranges:
         entry[0 if writes else 1] = max(entry[0 if writes else 1], level)
 
 
-def levels(kernels: list, aliases: dict) -> list:
+def levels(kernels: list, aliases: dict, temps_data_only: bool = False) -> list:
     """Each kernel's level: 0, or one more than the highest level of an earlier kernel it
-    depends on."""
+    depends on. temps_data_only: in the arena, only on kernels that wrote what it reads
+    (the levels the program would have if no two values shared arena bytes, or about: a
+    kernel writing a value in place of its operand is taken as writing only)."""
     seen: dict = {}  # space -> _Ranges
     out = []
     for kernel in kernels:
         accesses = list(_accesses(kernel, aliases))
-        level = max((seen[a[0]].after(*a[1:]) for a in accesses if a[0] in seen), default=0)
+        level = max((seen[a[0]].after(*a[1:], temps_data_only and a[0] == ("temp",))
+                     for a in accesses if a[0] in seen), default=0)
         for space, start, end, writes in accesses:
             seen.setdefault(space, _Ranges()).note(start, end, writes, level)
         out.append(level)
     return out
 
 
-def launches(kernels: list, aliases: dict) -> list:
+def launches(kernels: list, aliases: dict, temps_data_only: bool = False) -> list:
     """Kernel indices per launch, in launch order: level by level, the level's small
     kernels as one group (when there are several), then its other kernels one by one."""
     by_level: dict = {}
-    for i, level in enumerate(levels(kernels, aliases)):
+    for i, level in enumerate(levels(kernels, aliases, temps_data_only)):
         by_level.setdefault(level, []).append(i)
     out = []
     for level in sorted(by_level):
@@ -134,3 +143,26 @@ def launches(kernels: list, aliases: dict) -> list:
             out.append(small)
         out += [[i] for i in by_level[level] if len(small) < 2 or i not in small]
     return out
+
+
+def _concurrent(launches: list, kernels: list) -> bool:
+    """Does a group of these launches run its members concurrently (launcher.group_work)?"""
+    return any(len(m) > 1 and group_work([kernels[i].work for i in m]) for m in launches)
+
+
+def schedule(graph: Graph, name: str) -> tuple:
+    """(graph, Program, launches) for the cpu driver: the program in the traced order and
+    one kernel per launch (as with JITC_CONCURRENT=0) unless some group would run its
+    members concurrently; then the interleaved order and its groups. Only graphs whose
+    kernels, at their data dependencies alone, make such a group are planned twice: running
+    a group's members in turn gains nothing, and the interleaved order may hold more values
+    live at once (the LSTM step of benchmarks W4 ran 13% slower so)."""
+    traced = plan_program(graph, name)
+    if not _concurrent(launches(traced.kernels, graph.aliases, True), traced.kernels):
+        return graph, traced, None
+    reordered, buffers = interleaved(graph)
+    program = traced if reordered is graph else plan_program(reordered, name, buffers=buffers)
+    order = launches(program.kernels, graph.aliases)
+    if not _concurrent(order, program.kernels):
+        return graph, traced, None
+    return reordered, program, order
