@@ -12,6 +12,11 @@ Those the launcher would not split over threads (launcher.splits: too little wor
 row, e.g. a dot at batch 1) form one group per level, launched as the tasks of one parallel
 region (launcher.py `group`); a kernel that splits keeps its own row split, and one that can
 fail runs alone, so a failure names its kernel. Everything runs on numba's one pool.
+Levels rather than TFRT's dependency counts decremented atomically by tasks that then start
+their successors: numba's prange gives no way to spawn a task from a task, and a task that
+waits for another inside the region can wait for one TBB has queued behind it on the same
+thread; spinning on a descheduled peer is also what made OpenMP slow here (threads.py).
+With levels nothing waits inside a region: the driver's next launch is the barrier.
 
 `interleaved` reorders a fused graph's nodes by level first, so the buffer plan gives the
 values of independent branches their own arena bytes (in the traced order, branch after
