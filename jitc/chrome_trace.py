@@ -41,22 +41,26 @@ def traced_call(compiled, run_call):
 
 @functools.cache
 def _launch_names(compiled) -> dict:
-    """launch index -> (kernel name, bytes read + written)."""
-    from jitc.report.kernels import assign_launches, kernels
+    """launch index -> (kernel name, bytes read + written); a concurrent group's launch
+    (backends/cpu/schedule.py) names its members joined by " | "."""
+    from jitc.report.kernels import assign_runs, kernels
 
+    executable = compiled.executable
     table = kernels(compiled.graph)
-    orphans = assign_launches(table, compiled.executable.program.kernels)
+    orphans = assign_runs(table, executable.program.kernels)
     names = {i: ("copy into results", 0) for i in orphans}
     by_name = {k.name: k for k in table}
     for k in table:
-        for i in k.launches:
+        for i in k.runs:
             names[i] = (k.name, k.bytes_read + k.bytes_written)
-    for k in table:  # a dot epilogue run by its dot's launch: the span names both
+    for k in table:  # a dot epilogue run by its dot's program kernel: the span names both
         if k.inside:
-            for i in by_name[k.inside].launches:
+            for i in by_name[k.inside].runs:
                 name, nbytes = names[i]
                 names[i] = (f"{name} + {k.name}", nbytes + k.bytes_read + k.bytes_written)
-    return names
+    return {i: (" | ".join(names[k][0] for k in members),
+                sum(names[k][1] for k in members))
+            for i, members in enumerate(executable.launch_kernels)}
 
 
 def _record(name, start, end, spans, names):

@@ -65,6 +65,17 @@ def typed_pointer(typingctx, address, dtype):
 
 
 @intrinsic
+def pointer_address(typingctx, pointer):
+    """The address a CPointer points at, as an int64 (for call_kernel)."""
+    sig = types.int64(pointer)
+
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(args[0], _I64)
+
+    return sig, codegen
+
+
+@intrinsic
 def thread_count(typingctx):
     """numba's get_num_threads() through the threading layer's symbol (numba's own Python
     level get_num_threads goes through a ctypes pointer, which keeps a function from being

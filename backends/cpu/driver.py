@@ -4,7 +4,8 @@ A kernel module holds the kernel's bodies (numba functions) and its entry, a `cf
 the abi.py signature that unpacks pointers and sizes into arrays and runs the bodies over
 [lo, hi). The driver (numba) takes the arguments and the result arrays to fill, allocates
 one temp arena, fills each kernel's pack with pointers and launches the kernels in order
-through the launcher; a Python call is one dispatch into it.
+through the launcher; a Python call is one dispatch into it. A launch is one kernel or a group
+of independent small kernels that run concurrently (schedule.py; launcher.py runs them).
 
 Everything else lives in one int64 state vector bound at run time (shapes, arena offsets,
 the launch table, every kernel's pack of sizes): kernel sources depend only on the kernel's
@@ -20,6 +21,7 @@ import numpy as np
 
 from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
+from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
@@ -68,26 +70,32 @@ from numpy.linalg import LinAlgError
 @dataclass
 class Emitted:
     kernel_sources: list  # distinct kernel module sources
-    kernel_of_launch: list  # per launch, the index of its source in kernel_sources
+    source_of_kernel: list  # per program kernel, the index of its source in kernel_sources
+    launch_kernels: list  # per launch, the program kernels it runs
     driver_source: str
     wide: bool  # the driver is WIDE_DRIVER_SOURCE: its arrays come collected (wide.py)
     slots: list  # header and size slots
-    launches: list  # per launch: [kernel address (0 until run time), pack offset, ...]
+    launches: list  # per launch: [kernel index or GROUP (addresses at run time), pack offset,
+    #                 rows, work, error kind]
     pointers: list  # the pointer table, flat
     constant_pointers: list  # (offset entry in `pointers`, constant index) per constant
     packs: list
+    kernel_slots: list  # (pack position, kernel index): a group table's kernel addresses
     constants: list
 
-    def state(self, launcher: int, kernels: list, constants: list) -> np.ndarray:
-        """The driver's int64 state vector, given the launcher's address, each launch's
-        kernel address and the constant arrays (which the caller keeps alive)."""
-        launches = [[address] + entry[1:] for address, entry in zip(kernels, self.launches)]
+    def state(self, launcher: int, group: int, kernels: list, constants: list) -> np.ndarray:
+        """The driver's int64 state vector, given the launcher's and launcher.group's
+        addresses, each program kernel's address and the constant arrays (which the caller
+        keeps alive)."""
+        launches = [[group if e[0] == GROUP else kernels[e[0]]] + e[1:] for e in self.launches]
         header = [launcher] + self.slots[1:]
         pointers = list(self.pointers)
         for at, k in self.constant_pointers:
             pointers[at] += constants[k].ctypes.data  # plus the view's offset
-        return np.array(header + [v for e in launches for v in e] + pointers + self.packs,
-                        np.int64)
+        packs = list(self.packs)
+        for at, k in self.kernel_slots:
+            packs[at] = kernels[k]
+        return np.array(header + [v for e in launches for v in e] + pointers + packs, np.int64)
 
 
 def kernel_source(kernel: Kernel) -> str:
@@ -137,6 +145,7 @@ FAILURE_OF = {ERRORS[1]: failures.GATHER, ERRORS[2]: failures.NEGATIVE_POWER,
 # FAILED: where the driver notes the launch-table position of a launch that failed.
 LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE, FAILED = range(9)
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
+GROUP = -1  # the kernel of a launch that runs a group (launcher.py `group`)
 
 # Every driver ends the same way: with `pk` (the packs), `base` (each array's address) and
 # the arrays to keep alive in `alive`, resolve the pointer table and run the launches.
@@ -197,8 +206,9 @@ WIDE_DRIVER_SOURCE = _function('Array(int64, 1, "C"), Array(int64, 1, "C")', "de
 ])
 
 
-def emit(program: Program) -> Emitted:
-    """The driver source and its state vector.
+def emit(program: Program, launches: list | None = None) -> Emitted:
+    """The driver source and its state vector; `launches`: the program kernels each launch
+    runs, in order (schedule.launches; default: each kernel alone, in program order).
 
     The driver is a loop over a launch table, so its source (and its compile time) depends
     on the function's arguments and results only, not on how many kernels it runs. State:
@@ -212,7 +222,9 @@ def emit(program: Program) -> Emitted:
     one signature and refuses others). Results come in as arrays the caller
     allocated (cheaper than boxing arrays the driver made), filled by the kernels.
     A function with more than MAX_NARROW_ARRAYS arrays runs the one WIDE_DRIVER_SOURCE
-    instead, its arrays collected into a table (wide.py)."""
+    instead, its arrays collected into a table (wide.py). A group's launch runs launcher.py's
+    `group` over a table in the packs: per member, its kernel's address (kernel_slots), its
+    pack's offset from the table and its rows."""
     n_params = len(program.params)
     n_results = len(program.results)
     arrays = program.params + program.results
@@ -240,8 +252,8 @@ def emit(program: Program) -> Emitted:
     arena_base = n_params + n_results
     base_of = {"param": 0, "result": n_params, "temp": arena_base, "const": arena_base + 1}
     sources: list[str] = []
-    kernel_of_launch: list[int] = []
-    launches: list[list[int]] = []
+    source_of_kernel: list[int] = []
+    pack_of_kernel: list[int] = []
     pointers: list[int] = []
     constant_pointers: list[tuple] = []
     packs: list[int] = []
@@ -249,8 +261,9 @@ def emit(program: Program) -> Emitted:
         source = kernel_source(kernel)
         if source not in sources:
             sources.append(source)
-        kernel_of_launch.append(sources.index(source))
+        source_of_kernel.append(sources.index(source))
         at = len(packs)
+        pack_of_kernel.append(at)
         for j, buf in enumerate(kernel.pointers):
             if buf.source == "const":
                 constant_pointers.append((len(pointers) + 2, buf.index))
@@ -258,16 +271,32 @@ def emit(program: Program) -> Emitted:
             pointers += [at + j, base_of[buf.source] + (0 if temp else buf.index),
                          (buf.index if buf.source == "temp" else 0) + buf.offset]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
-        kind = _KIND[kernel.error] if kernel.error else 3
-        launches.append([0, at, kernel.rows, kernel.work, kind])  # address filled at run time
+    if launches is None:
+        launches = [[i] for i in range(len(program.kernels))]
+    table: list[list[int]] = []
+    kernel_slots: list[tuple] = []
+    for members in launches:
+        if len(members) == 1:
+            (i,) = members
+            kernel = program.kernels[i]
+            kind = _KIND[kernel.error] if kernel.error else 3
+            table.append([i, pack_of_kernel[i], kernel.rows, kernel.work, kind])
+            continue
+        at = len(packs)
+        for j, i in enumerate(members):
+            kernel_slots.append((at + GROUP_ENTRY * j, i))
+            packs += [0, pack_of_kernel[i] - at, program.kernels[i].rows]
+        work = group_work([program.kernels[i].work for i in members])
+        table.append([GROUP, at, len(members), work, 3])
     slots = sz.values
-    header = [0, len(launches), len(slots), len(pointers) // POINTER_ENTRY,
-              len(slots) + LAUNCH_ENTRY * len(launches), 0, program.temp_bytes, wide_at, 0]
+    header = [0, len(table), len(slots), len(pointers) // POINTER_ENTRY,
+              len(slots) + LAUNCH_ENTRY * len(table), 0, program.temp_bytes, wide_at, 0]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 
-    return Emitted(sources, kernel_of_launch, driver, wide, slots, launches, pointers,
-                   constant_pointers, packs, list(program.constants))
+    return Emitted(sources, source_of_kernel, [list(m) for m in launches], driver, wide, slots,
+                   table, pointers, constant_pointers, packs, kernel_slots,
+                   list(program.constants))
 
 
 def _narrow_driver(program: Program, checks: list) -> str:

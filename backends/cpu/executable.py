@@ -1,5 +1,6 @@
 """The cpu backend's Executable: kernels loaded (or compiled) at construction, one numba
-driver per specialization, compiled on the first call."""
+driver per specialization, compiled on the first call. With JITC_CONCURRENT (the default),
+independent small kernels of one call run concurrently (schedule.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import numpy as np
 
 from jitc import config, failures
-from jitc.backends.cpu import blas
+from jitc.backends.cpu import blas, schedule
 from jitc.backends.cpu.cache import load_module, seal
 from jitc.backends.cpu.driver import (
     FAILED,
@@ -19,7 +20,7 @@ from jitc.backends.cpu.driver import (
     LAUNCHER,
     emit,
 )
-from jitc.backends.cpu.launcher import launcher_address, launcher_module
+from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.wide import collector_modules, wide_run
@@ -30,9 +31,13 @@ from jitc.ir import Graph
 class CpuExecutable:
     def __init__(self, graph: Graph):
         blas.preload()  # before the first numba compile or cache load
-        self.graph = graph
-        self.program = plan_program(graph, graph.name)
-        emitted = emit(self.program)
+        self.optimized = graph  # as the caller has it: stats() names kernels by its order
+        if config.CONCURRENT:
+            self.graph, self.program, launches = schedule.schedule(graph, graph.name)
+        else:
+            self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
+        emitted = emit(self.program, launches)
+        self.launch_kernels = emitted.launch_kernels
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])
         if config.DUMP_DIR:
             os.makedirs(config.DUMP_DIR, exist_ok=True)
@@ -41,8 +46,8 @@ class CpuExecutable:
         self.kernel_modules = [load_module(s) for s in emitted.kernel_sources]
         addresses = [m.kernel.address for m in self.kernel_modules]
         self.constants = [_frozen(c) for c in emitted.constants]  # the state points at them
-        state = emitted.state(launcher_address(),
-                              [addresses[i] for i in emitted.kernel_of_launch], self.constants)
+        state = emitted.state(launcher_address(), group_address(),
+                              [addresses[i] for i in emitted.source_of_kernel], self.constants)
         self.state = state  # the driver notes a failed launch in it
         self.module = load_module(emitted.driver_source)
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
@@ -111,7 +116,8 @@ class CpuExecutable:
         if kind is None:
             return None
         launch = (int(self.state[FAILED]) - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
-        return failures.located(self.program.kernels[launch].sites, kind, type(error),
+        (kernel,) = self.launch_kernels[launch]  # a kernel that can fail runs alone
+        return failures.located(self.program.kernels[kernel].sites, kind, type(error),
                                 str(error))
 
     def can_write_into(self, param_index: int, output_index: int) -> bool:
@@ -124,7 +130,7 @@ class CpuExecutable:
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats
 
-        return graph_stats(self.graph)
+        return graph_stats(self.optimized)
 
 
 def _stored(a):

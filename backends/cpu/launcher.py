@@ -1,10 +1,16 @@
-"""Run a kernel over its rows, split across numba's threads when the work is large enough.
+"""Run a kernel over its rows, split across numba's threads when the work is large enough,
+or a group of independent small kernels as the tasks of one parallel region.
 
 One launcher serves every kernel (they share the abi.py signature), so the parallel region
 is compiled once per process (and cached on disk), not once per kernel: a numba function
 with a prange costs ~0.4 s to compile, a serial kernel ~0.1 s. Its source is loaded through
 cache.py like generated code, so its cache files are private and sealed too (never beside
 the installed package, never in numba's own cache directories).
+
+A group (schedule.py) is launched as one more kernel, `group`, whose rows are its member
+kernels: its pack is a table of (kernel address, pack offset from the table, rows) per
+member, and a row runs that member over all its rows. The launcher splits it like any kernel,
+into one task per member when the group is worth running concurrently (group_work).
 """
 
 from __future__ import annotations
@@ -25,11 +31,17 @@ PARALLEL_MIN_WORK = 1 << 16
 # about a microsecond (16 tasks made a 30 us call 4 us slower).
 CHUNKS_PER_THREAD = 8
 CHUNK_MIN_WORK = PARALLEL_MIN_WORK // 2
+# A group runs its members concurrently when the work beside its largest member is at least
+# this much: at PARALLEL_MIN_WORK, the 3-layer LSTM step of benchmarks W4 (six 60x240
+# products of 14K multiply-adds) ran 1.1-1.3x slower in a parallel region than in turn.
+GROUP_MIN_WORK = 4 * PARALLEL_MIN_WORK
+GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
 SOURCE = f'''\
 # jitc's launcher (backends/cpu/launcher.py)
-from numba import cfunc, njit, prange
-from jitc.backends.cpu.abi import LAUNCHER_SIGNATURE, call_kernel, swap_chunksize, thread_count
+from numba import carray, cfunc, njit, prange
+from jitc.backends.cpu.abi import (KERNEL_SIGNATURE, LAUNCHER_SIGNATURE, call_kernel,
+                                   pointer_address, swap_chunksize, thread_count)
 from jitc.backends.cpu.cache import persistent
 
 
@@ -50,7 +62,32 @@ def launch(kernel, pack, rows, work):
         if chunks > 1:
             return min(_parallel(kernel, pack, rows, chunks), 1)
     return call_kernel(kernel, pack, 0, rows)
+
+
+@cfunc(KERNEL_SIGNATURE, nogil=True, cache=persistent())
+def group(table, lo, hi):
+    t = carray(table, ({GROUP_ENTRY} * hi,))
+    at = pointer_address(table)
+    failed = 0
+    for i in range(lo, hi):
+        e = {GROUP_ENTRY} * i
+        failed |= call_kernel(t[e], at + 8 * t[e + 1], 0, t[e + 2])
+    return failed
 '''
+
+
+def splits(rows: int, work: int) -> bool:
+    """Does `launch` split this kernel's rows over threads (with more than one thread)?"""
+    return work >= PARALLEL_MIN_WORK and rows > 1
+
+
+def group_work(works: list) -> int:
+    """The work `launch` is given for a group of kernels of these works: enough for one task
+    per member when the work beside the largest is GROUP_MIN_WORK or more, else 0 (one
+    thread runs the members in turn)."""
+    if sum(works) - max(works) < GROUP_MIN_WORK:
+        return 0
+    return len(works) * CHUNK_MIN_WORK
 
 
 @functools.cache
@@ -61,3 +98,7 @@ def launcher_module():
 
 def launcher_address() -> int:
     return launcher_module().launch.address
+
+
+def group_address() -> int:
+    return launcher_module().group.address

@@ -38,6 +38,10 @@ from jitc.ir import Graph, Node
 from jitc.source import where
 
 ALIGN = 64
+# A node's kernel-local temporaries (a dot's accumulator, a transposed operand) start where
+# the previous node's ended while that is below this many bytes past the plan (jit only), so
+# that independent small kernels do not share them and may run concurrently (schedule.py).
+LOCALS_SPREAD = 1 << 18
 SOURCES = ("param", "result", "temp", "const")
 
 
@@ -88,6 +92,7 @@ class Kernel:
     work: int
     error: tuple | None = None  # (exception class name, message) when a body can raise
     sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
+    writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
 
 
@@ -124,6 +129,7 @@ class _KernelBuilder:
         self.bodies: list[Body] = []
         self.error = None
         self.sites: list[Node] = []
+        self.writes: set[int] = set()
 
     def pointer(self, buf: Buf) -> int:
         for k, p in enumerate(self.pointers):
@@ -132,13 +138,22 @@ class _KernelBuilder:
         self.pointers.append(buf)
         return len(self.pointers) - 1
 
-    def add(self, source: str, bufs: list[Buf]):
-        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape)) for b in bufs]
+    def add(self, source: str, reads: list[Buf], writes: list[Buf]):
+        """A body whose array arguments are `reads` then `writes` (the arrays it stores
+        into: what the concurrent schedule orders kernels by)."""
+        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape))
+                  for b in reads + writes]
+        self.written(writes)
         self.bodies.append(Body(_hoist_sizes(source), arrays))
+
+    def written(self, bufs: list[Buf]):
+        """Note that the bodies write these arrays, passed to them under any name."""
+        self.writes.update(k for k, p in enumerate(self.pointers)
+                           for b in bufs if p.start == b.start)
 
     def kernel(self, rows: int, work: int) -> Kernel:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
-                      tuple(self.sites))
+                      tuple(self.sites), frozenset(self.writes))
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
@@ -149,7 +164,8 @@ def _around(shape, axis: int) -> tuple[int, int, int]:
 
 
 class Planner:
-    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None):
+    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None,
+                 buffers=None):
         """inout: output index -> (parameter index, direct): the output is the new contents
         of that parameter (an AOT in-out argument), computed straight into it when direct,
         else into the arena and copied into it after every kernel has read it."""
@@ -160,7 +176,7 @@ class Planner:
         self.kernels: list[Kernel] = []
         self.constants: list[np.ndarray] = []
         self.loc: dict[Node, Buf] = {}
-        self.buffers = plan_buffers(graph)
+        self.buffers = plan_buffers(graph) if buffers is None else buffers
         self.inout = dict(inout or {})
         self.visible = [k for k in range(len(graph.outputs)) if k not in self.inout]
         self.targets = {}  # output index -> the Buf its value goes to
@@ -175,6 +191,8 @@ class Planner:
                 reserved += _align(self.targets[k].nbytes)
         self.locals_at = self.buffers.size + reserved
         self.extra = reserved  # arena bytes past the plan: staging, kernel-local temporaries
+        self.local_base = 0  # where the current node's local temporaries start
+        self.locals_end = 0  # past the locals of every node so far (from locals_at)
 
     # -- where values live
     def _const(self, value: np.ndarray) -> int:
@@ -231,15 +249,19 @@ class Planner:
         """May `out` be the buffer of one of `reads`: the same place, or a result whose
         array the caller passes as an aliased parameter's (graph.aliases, in place)?"""
         params = {b.index for b in reads if b.source == "param"}
-        if out.source == "result":
-            return self.graph.aliases.get(self.visible[out.index]) in params
+        if out.source == "result" and self.graph.aliases.get(self.visible[out.index]) in params:
+            return True
+        # e.g. `a - b @ W` where `a` already lives in the result (a dot's output that the
+        # subtraction runs in place of): the dot must not overwrite `a` before it is read
         return any((b.source, b.index) == (out.source, out.index) for b in reads)
 
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
         """A kernel-local temporary past the planned arena; returns it and the next offset."""
-        buf = Buf("temp", self.locals_at + offset, tuple(shape), np.dtype(dtype))
+        buf = Buf("temp", self.locals_at + self.local_base + offset, tuple(shape),
+                  np.dtype(dtype))
         end = offset + _align(buf.nbytes)
-        self.extra = max(self.extra, self.locals_at - self.buffers.size + end)
+        self.locals_end = max(self.locals_end, self.local_base + end)
+        self.extra = max(self.extra, self.locals_at - self.buffers.size + self.local_base + end)
         return buf, end
 
     # -- kernels
@@ -251,8 +273,9 @@ class Planner:
         for _, elements, dtype in ks.scratch:
             buf, local = self._local(local, (elements,), dtype)
             scratch.append(buf)
-        kb.add(ks.source, [inputs(m) for m in ks.inputs] + [outs[k] for k in ks.out_args]
+        kb.add(ks.source, [inputs(m) for m in ks.inputs], [outs[k] for k in ks.out_args]
                + scratch)
+        kb.written(outs)  # an output computed in place is written through its input's array
         kb.error = kb.error or _error(body)
         kb.sites += failures.sites(body)
         return ks, local
@@ -288,8 +311,8 @@ class Planner:
         ds = dots.dot_shape(node, *orders, blas=not self.aot)
         kb = _KernelBuilder()
         kb.add(dots.dot_source("BODY", node, ds, kb.sz),
-               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs")),
-                out.viewed(ds.view("out"))])
+               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
+               [out.viewed(ds.view("out"))])
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
@@ -366,7 +389,7 @@ class Planner:
         src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
         kb = _KernelBuilder()
         kb.add(scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
-               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post)), dst])
+               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post))], [dst])
         kb.error = SCATTER_ERROR
         kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
@@ -378,7 +401,7 @@ class Planner:
             return  # nothing to write
         kb = _KernelBuilder()
         kb.add(scan_source(n.attrs["kind"], n.dtype),
-               [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))])
+               [self.loc[x].viewed((pre, size, post))], [out.viewed((pre, size, post))])
         self.kernels.append(kb.kernel(pre, pre * size * post))
 
     def _sort(self, n: Node, out: Buf):
@@ -387,14 +410,15 @@ class Planner:
         if pre * size * post == 0:
             return  # nothing to write
         indices = n.op == "argsort"
-        bufs = [self.loc[x].viewed((pre, size, post)), out.viewed((pre, size, post))]
+        bufs = [out.viewed((pre, size, post))]
         if self.aot:  # scratch rows from the arena
             local = 0
             for dtype in scratch_rows(x.dtype, indices):
                 row, local = self._local(local, (size,), dtype)
                 bufs.append(row)
         kb = _KernelBuilder()
-        kb.add(sort_source(x.dtype, indices, self.aot), bufs)
+        kb.add(sort_source(x.dtype, indices, self.aot), [self.loc[x].viewed((pre, size, post))],
+               bufs)
         self.kernels.append(kb.kernel(pre * post, pre * size * post))
 
     def _linalg(self, n: Node, out: Buf):
@@ -412,9 +436,9 @@ class Planner:
         views = [self.loc[n.operands[0]].viewed((batch, m, m))]
         if kind == "solve":
             views.append(self.loc[n.operands[1]].viewed((batch, m, n.shape[-1])))
-        views.append(out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:])))
+        out = out.viewed((batch,) + ((2,) if kind == "slogdet" else n.shape[-2:]))
         kb = _KernelBuilder()
-        kb.add(lapack_source(kind, n.dtype, kb.sz), views)
+        kb.add(lapack_source(kind, n.dtype, kb.sz), views, [out])
         kb.error = ERROR_OF_KIND[kind]
         kb.sites = [n]
         self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
@@ -424,7 +448,7 @@ class Planner:
         if size == 0:
             return
         kb = _KernelBuilder()
-        kb.add(COPY_BODY, [src.viewed((size,)), dst.viewed((size,))])
+        kb.add(COPY_BODY, [src.viewed((size,))], [dst.viewed((size,))])
         self.kernels.append(kb.kernel(size, size))
 
     def _node_kernels(self, n: Node, outs: list):
@@ -454,6 +478,8 @@ class Planner:
         for n in g.nodes:
             if n.op in ("parameter", "constant", "get") or is_view(n):
                 continue
+            if not self.aot:
+                self.local_base = self.locals_end if self.locals_end < LOCALS_SPREAD else 0
             first = len(self.kernels)
             self._node_kernels(n, self._outputs_of(n, gets))
             for k in self.kernels[first:]:
@@ -526,7 +552,7 @@ def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
 
 
 def plan_program(graph: Graph, name: str, target: str = "jit",
-                 inout: dict | None = None) -> Program:
+                 inout: dict | None = None, buffers=None) -> Program:
     """The kernels and buffer places of an optimized (fused) graph (see Planner for
-    `inout`)."""
-    return Planner(graph, target, inout).build(name)
+    `inout`); `buffers`: plan_buffers(graph), where the caller has it already."""
+    return Planner(graph, target, inout, buffers).build(name)

@@ -12,7 +12,7 @@ import json
 import os
 
 from jitc.report.graph import render
-from jitc.report.kernels import assign_launches, kernels
+from jitc.report.kernels import assign_runs, kernels, per_kernel
 from jitc.report.page import page, write_atomically
 from jitc.report.timing import copy_bandwidth, time_kernels
 
@@ -42,20 +42,23 @@ def kernel_times(compiled, table=None) -> dict | None:
     if not hasattr(executable, "profiled_call"):
         return None
     table = kernels(compiled.graph) if table is None else table
-    orphans = assign_launches(table, executable.program.kernels)
+    orphans = assign_runs(table, executable.program.kernels)
     measured = time_kernels(executable)
-    launch_ns = measured["launch_ns"]
+    kernel_ns, grouped = per_kernel(measured["launch_ns"], executable.launch_kernels,
+                                    len(executable.program.kernels))
     copy = copy_bandwidth()
     rows = []
     for k in table:
-        ns = sum(launch_ns[i] for i in k.launches)
-        rows.append(_row(k.name, k.summary, k.where, ns, k.bytes_read, k.bytes_written,
+        ns = sum(kernel_ns[i] for i in k.runs)
+        summary = k.summary + (" (runs concurrently with independent kernels; its share of "
+                               "their group's time)" if grouped & set(k.runs) else "")
+        rows.append(_row(k.name, summary, k.where, ns, k.bytes_read, k.bytes_written,
                          k.flops, k.inside, copy))
     if orphans:
-        rows.append(_row("copy into results", "copy", "", sum(launch_ns[i] for i in orphans),
+        rows.append(_row("copy into results", "copy", "", sum(kernel_ns[i] for i in orphans),
                          0, 0, None, None, copy))
     rows.sort(key=lambda r: -r["ns"])
-    return {"rows": rows, "kernel_ns": sum(launch_ns), "call_ns": measured["call_ns"],
+    return {"rows": rows, "kernel_ns": sum(measured["launch_ns"]), "call_ns": measured["call_ns"],
             "calls": measured["calls"], "copy_gbs": copy / 1e9}
 
 

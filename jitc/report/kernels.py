@@ -22,8 +22,9 @@ class Kernel:
     flops: int | None  # dots only: elementwise work is not counted
     where: str  # the user's file:line of the node
     summary: str  # its ops, e.g. "dot_general, add, maximum, reduce[max], exp"
-    launches: list = field(default_factory=list)  # the backend's launch indices
-    inside: str | None = None  # the kernel whose launch also runs this one (a dot epilogue)
+    runs: list = field(default_factory=list)  # indices of the cpu program kernels running it
+    inside: str | None = None  # the kernel whose program kernel also runs this one (a dot
+    # epilogue)
 
 
 def _dot_flops(dot: Node) -> int:
@@ -80,9 +81,9 @@ def _reads_of(fusion: Node, dot: Node) -> int:
     return sum(o.nbytes for o in dict.fromkeys(only_dot))
 
 
-def assign_launches(table: list[Kernel], program_kernels) -> list[int]:
-    """Attach each of the backend's launches (cpu plan Kernels, which know their node) to the
-    table's kernels; returns the launches that belong to no node (copies into results)."""
+def assign_runs(table: list[Kernel], program_kernels) -> list[int]:
+    """Attach each kernel of the cpu program (plan.Kernel, which knows its node) to the
+    table's kernels; returns those that belong to no node (copies into results)."""
     by_node: dict = {}
     for k in table:
         by_node.setdefault(k.node, []).append(k)
@@ -92,13 +93,25 @@ def assign_launches(table: list[Kernel], program_kernels) -> list[int]:
         if named is None:
             orphans.append(i)
             continue
-        named[-1].launches.append(i)
+        named[-1].runs.append(i)
     for named in by_node.values():
         if len(named) == 2:  # a dot fusion: the dot, then its epilogue
             dot, epilogue = named
-            if len(epilogue.launches) >= 2:  # the epilogue ran as its own launch
-                dot.launches, epilogue.launches = epilogue.launches[:-1], epilogue.launches[-1:]
-            else:  # one launch runs both
-                dot.launches, epilogue.launches = epilogue.launches, []
+            if len(epilogue.runs) >= 2:  # the epilogue is a program kernel of its own
+                dot.runs, epilogue.runs = epilogue.runs[:-1], epilogue.runs[-1:]
+            else:  # one program kernel runs both
+                dot.runs, epilogue.runs = epilogue.runs, []
                 epilogue.inside = dot.name
     return orphans
+
+
+def per_kernel(launch_values: list, launch_kernels: list, n_kernels: int) -> tuple:
+    """(value per program kernel, the kernels that ran in a concurrent group) from a value
+    per launch: a group's launch (executor: schedule.py) shares its value among its members."""
+    values, grouped = [0.0] * n_kernels, set()
+    for value, members in zip(launch_values, launch_kernels):
+        for k in members:
+            values[k] += value / len(members)
+        if len(members) > 1:
+            grouped.update(members)
+    return values, grouped
