@@ -1,5 +1,5 @@
 """The cpu backend's Executable: kernels loaded (or compiled) at construction, one numba
-driver per specialization, compiled on the first call. With JITC_CONCURRENT (the default),
+driver per specialization, compiled on the first call. With JITC_CONCURRENT=1 (opt-in),
 independent small kernels of one call run concurrently (schedule.py)."""
 
 from __future__ import annotations
