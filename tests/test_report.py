@@ -202,3 +202,15 @@ def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsy
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    from jitc.report import page
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(page.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        page.write_atomically(str(tmp_path / "r.html"), "<html></html>")
+    assert list(tmp_path.iterdir()) == []
