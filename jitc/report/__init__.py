@@ -13,7 +13,7 @@ import os
 
 from jitc.report.graph import render
 from jitc.report.kernels import assign_runs, kernels, per_kernel
-from jitc.report.page import page, write_atomically
+from jitc.report.page import html_page, write_atomically
 from jitc.report.timing import copy_bandwidth, time_kernels
 
 
@@ -29,7 +29,7 @@ def write(compiled, path: str, size: dict | None = None) -> str:
                 f"{stats['kernels']} kernels ({stats['fusions']} fusions, "
                 f"{stats['library_calls']} library calls) on the {compiled.backend} backend; "
                 f"temp arena {stats['temp_bytes']:,} bytes")
-    text = page(f"jitc report: {graph.name}", subtitle, picture, drawn_by, size, timing)
+    text = html_page(f"jitc report: {graph.name}", subtitle, picture, drawn_by, size, timing)
     write_atomically(path, text)
     return path
 

@@ -161,7 +161,7 @@ def size_section(size: dict | None) -> str:
     return "".join(parts)
 
 
-def page(title: str, subtitle: str, graph_html: str, drawn_by: str, size: dict | None,
+def html_page(title: str, subtitle: str, graph_html: str, drawn_by: str, size: dict | None,
          timing: dict | None) -> str:
     name, version, license_, js, _ = D3_HIERARCHY
     tree = json.dumps(size["tree"] if size else None).replace("</", "<\\/")
