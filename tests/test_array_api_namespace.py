@@ -533,6 +533,7 @@ ERRORS = [
     (lambda x: np.vecdot(x[0, 0], x), ValueError, "vecdot: Input operand 0 does not have enough"),
     (lambda x: np.vecdot(x, x[:, :2]), ValueError, "vecdot: Input operand 1 has a mismatch"),
     (lambda x: np.vecdot(x, np.ones((3, 3))), ValueError, "vecdot: batch dims"),
+    (lambda x: np.ones((3, 1, 2)) @ np.stack([x, x]), ValueError, "matmul: batch dims"),
     (
         lambda x: np.vecdot(x, x, axes=[(0,), (0,), ()]),
         UnsupportedError,

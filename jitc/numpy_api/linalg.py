@@ -50,15 +50,7 @@ def matmul(a, b):
     if b.ndim == 2:  # one GEMM over all leading dims of a
         out = lax.dot_general(a, b, (a.ndim - 1,), (0,))
     else:
-        try:
-            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        except ValueError:
-            raise ShapeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast"
-                             f"{where()}") from None
-        nb = len(batch)
-        a = lax.broadcast_to(a, batch + a.shape[-2:])
-        b = lax.broadcast_to(b, batch + b.shape[-2:])
-        out = lax.dot_general(a, b, (nb + 1,), (nb,), tuple(range(nb)), tuple(range(nb)))
+        out = _batched_dot("matmul", a, b, 2)
     shape = list(out.shape)
     if squeeze_b:
         shape.pop(-1)
@@ -104,16 +96,22 @@ def vecdot(x1, x2, /, *, axis=-1):
         raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, "
                          f"with gufunc signature (n),(n)->() (size {b.shape[-1]} is "
                          f"different from {a.shape[-1]}){where()}")
+    out = _batched_dot("vecdot", a, b, 1)
+    return _mark(out, out.ndim == 0)
+
+
+def _batched_dot(name, a, b, core):
+    """dot_general of a's last axis with b's first core axis (matmul: core 2, (m,k)@(k,n);
+    vecdot: core 1, (n).(n)), over the broadcast leading (batch) axes of both."""
     try:
-        batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        batch = np.broadcast_shapes(a.shape[:-core], b.shape[:-core])
     except ValueError:
-        raise ShapeError(f"vecdot: batch dims of {a.shape} and {b.shape} do not broadcast"
+        raise ShapeError(f"{name}: batch dims of {a.shape} and {b.shape} do not broadcast"
                          f"{where()}") from None
     nb = len(batch)
-    a = lax.broadcast_to(a, batch + a.shape[-1:])
-    b = lax.broadcast_to(b, batch + b.shape[-1:])
-    out = lax.dot_general(a, b, (nb,), (nb,), tuple(range(nb)), tuple(range(nb)))
-    return _mark(out, out.ndim == 0)
+    a = lax.broadcast_to(a, batch + a.shape[-core:])
+    b = lax.broadcast_to(b, batch + b.shape[-core:])
+    return lax.dot_general(a, b, (nb + core - 1,), (nb,), tuple(range(nb)), tuple(range(nb)))
 
 
 def _to_end(ndim, axis):
