@@ -80,7 +80,9 @@ def test_the_simulator_suite_passes():
         assert " passed" in summary and "skipped" not in summary, out[-3000:]
 
 
-def test_the_simulator_tests_are_not_collected_without_the_simulator():
+def test_the_simulator_tests_are_not_collected_without_the_simulator_or_a_gpu():
+    if toolchain.gpu_present():
+        pytest.skip("a CUDA GPU is here: tests/cuda_sim run on it")
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
                           "-p", "no:cacheprovider", "tests/cuda_sim"], cwd=ROOT,
                          env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"),
