@@ -41,6 +41,8 @@ def _simulated_libdevice():
             else:
                 name = base + ("f" if t is np.float32 else "")
                 setattr(ns, name, lambda *xs, fn=fn, t=t: fn(*[np.full(1, x, t) for x in xs])[0])
+    for name, t in (("fmul_rn", np.float32), ("dmul_rn", np.float64)):  # lowering.multiply
+        setattr(ns, name, lambda x, y, t=t: np.multiply(np.full(1, x, t), np.full(1, y, t))[0])
     return ns
 
 

@@ -121,6 +121,15 @@ def nv_call(ufunc: str, dtype, args) -> str:
     return f"nv.{libdevice_name(ufunc, dtype)}({', '.join(args)})"
 
 
+def multiply(a: str, b: str, dtype) -> str:
+    """a * b. A float product is libdevice's fmul_rn / dmul_rn, which the compilers never
+    contract with an add into an FMA (NVVM and ptxas do so with `*` by default): NumPy
+    rounds the product, then the sum, and so must we for NumPy's bits."""
+    if np.dtype(dtype).kind != "f":
+        return f"{a} * {b}"
+    return f"nv.{'fmul_rn' if np.dtype(dtype) == SINGLE else 'dmul_rn'}({a}, {b})"
+
+
 def _to_signed(a, src, dst, out: Statements) -> str:
     """Float `a` to the signed `dst` (int32 or int64) as x86's cvttss2si / cvttsd2si, which
     NumPy's casts run: NaN and out-of-range values give INT_MIN (the GPU's cvt saturates)."""
@@ -356,6 +365,11 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         return logical[op]
     t = CAST.get(result)
     if kind == "f":
+        if op == "nextafter":
+            # NumPy computes x + y when either is NaN, which on x86 is that NaN itself (x's
+            # when both are); libdevice gives the GPU's canonical NaN 0x7fffffff instead.
+            return (f"({a} if {a} != {a} else ({b} if {b} != {b} else "
+                    f"{nv_call(op, dtype, args)}))")
         if op in LIBDEVICE and op != "signbit":
             return nv_call(op, dtype, args)
         if op == "signbit":
@@ -384,9 +398,9 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "divide":
             return f"{t}({a} / {b})"
         if op == "deg2rad":
-            return f"{t}({a} * {literal(math.pi / 180, dtype)})"
+            return f"{t}({multiply(a, literal(math.pi / 180, dtype), dtype)})"
         if op == "rad2deg":
-            return f"{t}({a} * {literal(180 / math.pi, dtype)})"
+            return f"{t}({multiply(a, literal(180 / math.pi, dtype), dtype)})"
     if kind in "iu":
         signed = kind == "i"
         if op in ("floor", "ceil", "trunc", "rint"):
@@ -428,8 +442,9 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "absolute" and not signed:
             return a
     if kind in "iuf":
-        arith = {"add": f"{a} + {b}", "subtract": f"{a} - {b}", "multiply": f"{a} * {b}",
-                 "square": f"{a} * {a}", "negative": f"-{a}", "absolute": f"abs({a})"}
+        arith = {"add": f"{a} + {b}", "subtract": f"{a} - {b}",
+                 "multiply": multiply(a, b, dtype), "square": multiply(a, a, dtype),
+                 "negative": f"-{a}", "absolute": f"abs({a})"}
         if op in arith:
             return f"{t}({arith[op]})"
         nan_first = {"maximum": (">=", a), "minimum": ("<=", a), "fmax": (">=", b),

@@ -210,3 +210,17 @@ def test_stats_and_ptx_of_a_compiled_function():
     assert "reduction_" in ptx
     with pytest.raises(ValueError, match="stage"):
         c.as_text(stage="sass")
+
+
+def test_a_product_feeding_a_sum_is_not_contracted_into_an_fma():
+    """NumPy rounds w * g, then w - that: an FMA (NVVM's and ptxas's default for `*` then `-`)
+    rounds once and differs in the last bit. The PTX shows the product kept apart."""
+    w, g = f32(64, 33), f32(64, 33)
+
+    def sgd(w, g):
+        return w - 0.1 * g + w * w
+
+    c = jitc.jit(sgd, backend="cuda").lower(w, g).compile()
+    np.testing.assert_array_equal(c(w, g), sgd(w, g))
+    ptx = c.as_text(stage="ptx")
+    assert "mul.rn.f32" in ptx and "fma." not in ptx, ptx
