@@ -12,7 +12,8 @@ Two implementations of one small interface, chosen once per process by `current(
 
 Inputs that are NumPy arrays are copied in and results copied back; inputs that are already on
 the device (`__cuda_array_interface__`, or numba/simulator device arrays) are used in place
-when C-contiguous, and results stay on the device.
+when C-contiguous, and results stay on the device: numba device arrays when every device input
+is one, else CuPy arrays.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from jitc.backends.cuda import toolchain
 def is_device_array(x) -> bool:
     return (getattr(type(x), "__cuda_ndarray__", False)
             or hasattr(x, "__cuda_array_interface__"))
+
+
+def is_numba_array(x) -> bool:
+    return bool(getattr(type(x), "__cuda_ndarray__", False))
 
 
 class NumbaDevice:
@@ -55,7 +60,7 @@ class NumbaDevice:
 
     def adopt(self, x):
         """A flat view of device array `x` (a contiguous copy when it is strided)."""
-        if not getattr(type(x), "__cuda_ndarray__", False):
+        if not is_numba_array(x):
             x = self.cuda.as_cuda_array(x, sync=False)
         if x.is_c_contiguous():
             return x.reshape(x.size) if x.ndim != 1 else x
@@ -74,7 +79,7 @@ class NumbaDevice:
         self.stream.synchronize()  # a copy on a stream may return before it is done
         return out.reshape(shape)
 
-    def to_result(self, buf, shape):
+    def to_result(self, buf, shape, numba_arrays=True):
         return buf.reshape(shape)
 
     def finish(self):
@@ -166,8 +171,11 @@ class CupyDevice:
     def to_host(self, buf, shape) -> np.ndarray:
         return self.cp.asnumpy(buf).reshape(shape)
 
-    def to_result(self, buf, shape):
-        return buf.reshape(shape)
+    def to_result(self, buf, shape, numba_arrays=False):
+        """A CuPy array, or a numba device array over the same memory (a caller who passed
+        numba arrays gets numba arrays; the view waits for the stream the result is on)."""
+        out = buf.reshape(shape)
+        return self.cuda.as_cuda_array(out) if numba_arrays else out
 
     def finish(self):
         """Results stay on the device, ordered on the caller's current stream: no sync."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from jitc import config, failures
 from jitc.backends.cuda import launch, modules
-from jitc.backends.cuda.device import current, is_device_array
+from jitc.backends.cuda.device import current, is_device_array, is_numba_array
 from jitc.backends.cuda.lowering import (
     ERR_INDEX,
     ERR_NEGATIVE_POWER,
@@ -91,7 +91,8 @@ class CudaExecutable:
 
     def _run(self, arrays):
         dev = self.device
-        on_device = any(is_device_array(a) for a in arrays)
+        on_device = [a for a in arrays if is_device_array(a)]
+        numba_arrays = bool(on_device) and all(is_numba_array(a) for a in on_device)
         bufs = []
         for b in self.program.buffers:
             if b.kind == "param":
@@ -123,7 +124,8 @@ class CudaExecutable:
         for bid, shape, alias in zip(self.program.outputs, self.program.output_shapes,
                                      self.program.output_aliases_input):
             if on_device:
-                outs.append(dev.to_result(dev.copy(bufs[bid]) if alias else bufs[bid], shape))
+                outs.append(dev.to_result(dev.copy(bufs[bid]) if alias else bufs[bid], shape,
+                                          numba_arrays))
             else:
                 outs.append(dev.to_host(bufs[bid], shape))
         if on_device:

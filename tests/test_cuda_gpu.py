@@ -1,0 +1,52 @@
+"""The cuda backend on a real GPU with CuPy: what the simulator cannot show (CuPy's memory pool
+and stream, cuBLAS dots, the array type a caller gets back). Skipped without a GPU; the rest of
+the cuda tests (tests/cuda_sim) also run on the hardware where there is one."""
+
+import numpy as np
+import pytest
+
+import jitc
+from jitc.backends.cuda import toolchain
+
+if toolchain.simulator_enabled() or not toolchain.gpu_present():
+    pytest.skip("needs a CUDA GPU (tests/cuda_sim run the cuda backend under the simulator)",
+                allow_module_level=True)
+cp = pytest.importorskip("cupy")
+
+RNG = np.random.default_rng(11)
+
+
+def layer(x, w, b):
+    return np.maximum(x @ w + b, 0), x.T
+
+
+def test_cupy_arrays_in_cupy_arrays_out_with_a_cublas_dot():
+    x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((64, 48), (48, 32), (32,)))
+    y, t = jitc.jit(layer, backend="cuda")(cp.asarray(x), cp.asarray(w), cp.asarray(b))
+    assert type(y) is cp.ndarray and type(t) is cp.ndarray
+    want_y, want_t = layer(x, w, b)
+    np.testing.assert_allclose(cp.asnumpy(y), want_y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(cp.asnumpy(t), want_t)
+
+
+def test_numba_and_cupy_arrays_together_give_cupy_arrays():
+    from numba import cuda
+
+    x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((8, 6), (6, 4), (4,)))
+    y, _ = jitc.jit(layer, backend="cuda")(cuda.to_device(x), cp.asarray(w), cuda.to_device(b))
+    assert type(y) is cp.ndarray
+    np.testing.assert_allclose(cp.asnumpy(y), layer(x, w, b)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_an_in_place_update_of_a_cupy_array_is_seen_by_the_caller():
+    def step(w, g):
+        w -= 0.1 * g
+        return (w * w).sum()
+
+    w, g = (RNG.standard_normal((128, 16)).astype(np.float32) for _ in range(2))
+    dw = cp.asarray(w)
+    loss = jitc.jit(step, backend="cuda")(dw, cp.asarray(g))
+    want_w = w.copy()
+    want = step(want_w, g)
+    np.testing.assert_array_equal(cp.asnumpy(dw), want_w)  # no FMA: NumPy's bits
+    np.testing.assert_allclose(float(loss), want, rtol=1e-4)
