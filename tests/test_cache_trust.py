@@ -272,3 +272,18 @@ def test_a_cache_bound_that_is_not_a_number_is_an_error(tmp_path):
     result = run(tmp_path / "cache", JITC_CACHE_MAX_BYTES="1GB")
     assert result.returncode != 0
     assert "JITC_CACHE_MAX_BYTES='1GB' is not a number of bytes" in result.stderr
+
+
+def test_files_another_process_cleared_before_they_were_sealed_stay_unsealed(tmp_path):
+    """Two processes compiling one kernel into a shared cache: one may clear the other's
+    fresh, still unsealed files (seen with 16 pytest workers on a GPU machine). Sealing
+    then finds a file gone: nothing is sealed, so the next process rebuilds them."""
+    from jitc.backends.cpu.cache import clear_unless_sealed, seal_files
+
+    index = tmp_path / "kernel.nbi"
+    index.write_bytes(b"index")
+    manifest = tmp_path / "kernel.py.sealed"
+    seal_files([str(index), str(tmp_path / "kernel.1.nbc")], str(manifest))
+    assert not manifest.exists()
+    clear_unless_sealed([str(index)], str(manifest))
+    assert not index.exists()
