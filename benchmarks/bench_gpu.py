@@ -55,6 +55,9 @@ def _jax():
         import jax
 
         jax.devices("gpu")
+        # XLA's GPU matmul rounds its inputs to TF32 by default: float32 as NumPy computes it
+        # (the answers every implementation is checked against) needs "highest".
+        jax.config.update("jax_default_matmul_precision", "highest")
     except Exception as e:  # noqa: BLE001 - any failure means "no JAX on the GPU"
         return None, f"JAX has no GPU backend here ({type(e).__name__}: {str(e)[:120]})"
     return jax, None
