@@ -331,8 +331,10 @@ def seal_files(files: list[str], manifest: str) -> None:
     """Record the digests of `files` in `manifest` (see clear_unless_sealed)."""
     try:
         digests = {os.path.basename(p): _digest(p) for p in files}
-    except FileNotFoundError:  # another process cleared them before they were sealed: they
-        return                 # are rebuilt next time, slower, never wrong
+    except FileNotFoundError:
+        # another process cleared them before they were sealed: they stay unsealed and are
+        # rebuilt next time, slower, never wrong
+        return
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(manifest), suffix=".tmp")
         with os.fdopen(fd, "w") as f:
