@@ -3,8 +3,8 @@ kernel has enough rows to split over threads, run concurrently against sequentia
 
     python -m benchmarks.bench_executor [--markdown] [--rounds N]
 
-Each case is compiled twice in this process, with the concurrent schedule (the default) and
-with config.CONCURRENT off (what JITC_CONCURRENT=0 gives: one launch per kernel, in order);
+Each case is compiled twice in this process, with config.CONCURRENT on (what the opt-in
+JITC_CONCURRENT=1 gives) and off (the default: one launch per kernel, in order);
 the two are timed alternately, round after round (each first in every other round), so that a
 busy neighbour slows both alike, and NumPy after them.
 Times are medians over the rounds of samples that each average enough calls to last 20 ms;

@@ -7,7 +7,8 @@ LOG = set(filter(None, os.environ.get("JITC_LOG", "").split(",")))
 DUMP_DIR = os.environ.get("JITC_DUMP") or None
 # independent small kernels of one cpu call run concurrently (backends/cpu/schedule.py);
 # read when a function is compiled, so a benchmark can switch it between compiles
-# opt-in: its groups ran 1.08-1.13x slower on 2 cores here (benchmarks/bench_executor.py)
+# opt-in: on 2 cores its groups ran in 0.64x the time on a quiet machine but 1.08-1.11x
+# slower beside one busy process (benchmarks/bench_executor.py)
 CONCURRENT = os.environ.get("JITC_CONCURRENT", "0") not in ("", "0")
 DEFAULT_BACKEND = "cpu"
 TRACE = os.environ.get("JITC_TRACE") or None  # a Chrome trace file of compiled calls
