@@ -455,13 +455,20 @@ class Compiled:
                 results.append(spec[1])
         return unflatten(self.lowered.out_tree, results)
 
-    @functools.cached_property
+    @property
     def fast_call(self):
         """A function of the positional arguments that raises one of FAST_PATH_MISSES unless
         they are what this signature was compiled for (jitc/fastpath.py), or None if the
-        backend does not check its arguments itself. Made once: calls that switch between
-        signatures switch between these."""
+        backend does not check its arguments itself. Made once per run function of the
+        executable (the cpu backend's changes once its own driver has compiled): calls that
+        switch between signatures switch between these."""
         run = getattr(self.executable, "checked_run", None)  # run(*leaves, *results)
+        made = self.__dict__.get("_fast_call")
+        if made is None or made[0] is not run:
+            made = self._fast_call = (run, self._make_fast_call(run))
+        return made[1]
+
+    def _make_fast_call(self, run):
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":
             return None
         from jitc.fastpath import fast_call

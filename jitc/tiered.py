@@ -5,17 +5,21 @@ cache, the first call (JITC_COMPILE=tiered, the default) returns what the refere
 computes from the optimized graph, NumPy op by op (the reference backend, about NumPy's
 time and NumPy's bits), while one background thread compiles the kernels; the calls after
 it is done run the compiled tier. Both tiers run through Compiled.call_flat, so arguments
-are checked and written back the same way. JITC_COMPILE=sync compiles on the calling thread.
-Only the cpu backend is tiered; the others compile on the calling thread.
+are checked and written back the same way. JITC_COMPILE=sync compiles the kernels on the
+calling thread. Only the cpu backend is tiered; the others compile on the calling thread.
+The same thread compiles the cpu backend's per-signature drivers in both modes
+(backends/cpu/executable.py).
 
 The background thread is a daemon: a process that exits while it compiles does not wait
 for it, and the cache stays whole: files are written atomically, and numba's are used only
 once sealed, which the background thread does once it has compiled them all
-(backends/cpu/cache.py). os.fork (multiprocessing's fork start method) waits for it.
+(backends/cpu/cache.py). os.fork (multiprocessing's fork start method) waits for it. A
+process that exits with only drivers left to compile waits for them (submit).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import queue
@@ -62,7 +66,7 @@ class Tiered:
         self.ready = threading.Event()
         log.info("%s: kernels not cached: the reference tier (NumPy) runs until they compile "
                  "in the background", self.name)
-        _submit(self._build, lowered, graph.copy())  # the reference tier reads `graph`
+        submit(self._build, lowered, graph.copy())  # the reference tier reads `graph`
 
     def _build(self, lowered, graph):
         from jitc.api import Compiled
@@ -95,29 +99,45 @@ class Tiered:
 
 _jobs: queue.Queue = queue.Queue()
 _pending = [0]  # jobs submitted and not finished
+_finish_at_exit = [0]  # of those, the ones an exiting process waits for
 _idle = threading.Condition()
 _worker: list = []
+EXIT_WAIT = 30.0  # seconds an exiting process waits for them at most
 
 
-def _submit(fn, *args) -> None:
+def submit(fn, *args, finish_at_exit: bool = False) -> None:
+    """Run fn(*args) on the background compile thread (also the cpu backend's drivers).
+    `finish_at_exit`: a process that exits while only such jobs are pending waits for them
+    (a driver, ~0.35 s: else a short script never caches it and compiles it every run)."""
     with _idle:
         _pending[0] += 1
+        _finish_at_exit[0] += finish_at_exit
         if not _worker:
             _worker.append(threading.Thread(target=_run, name="jitc-compile", daemon=True))
             _worker[0].start()
             os.register_at_fork(before=_before_fork)
-    _jobs.put((fn, args))
+            atexit.register(_at_exit)
+    _jobs.put((fn, args, finish_at_exit))
 
 
 def _run() -> None:
     while True:
-        fn, args = _jobs.get()
+        fn, args, finish_at_exit = _jobs.get()
         try:
             fn(*args)
         finally:
             with _idle:
                 _pending[0] -= 1
+                _finish_at_exit[0] -= finish_at_exit
                 _idle.notify_all()
+
+
+def _at_exit() -> None:
+    """Finish the pending jobs if all of them are to be finished at exit; a kernel compile
+    (tiered) may take seconds, and the process leaves without it."""
+    with _idle:
+        if _pending[0] and _pending[0] == _finish_at_exit[0]:
+            _idle.wait_for(lambda: _pending[0] == 0, EXIT_WAIT)
 
 
 def _before_fork() -> None:

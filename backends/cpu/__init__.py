@@ -16,16 +16,20 @@ def compile(graph):
 
 
 def cached(graph) -> bool:
-    """Is every compiled piece a call of `graph` runs (its kernels, its driver, the launcher,
-    the collectors of a wide call) loaded or in the persistent cache, so that compiling it
-    only loads machine code? Plans and emits the sources, compiles nothing."""
+    """Is every compiled piece a first call of `graph` waits for (its kernels, the launcher,
+    its own driver or else the wide driver, the collectors of a wide call) loaded or in the
+    persistent cache, so that compiling it only loads machine code? Plans and emits the
+    sources, compiles nothing."""
     from jitc.backends.cpu import cache, launcher, wide
-    from jitc.backends.cpu.driver import emit
+    from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE, emit
     from jitc.backends.cpu.plan import plan_program
 
     program = plan_program(graph, graph.name)
     emitted = emit(program)
-    sources = emitted.kernel_sources + [emitted.driver_source]
+    runtime = [launcher.SOURCE, WIDE_DRIVER_SOURCE]
     if emitted.wide:
-        sources += wide.collector_sources(program.params + program.results)
-    return cache.is_cached(launcher.SOURCE, runtime=True) and all(map(cache.is_cached, sources))
+        runtime += wide.collector_sources(program.params + program.results)
+    elif cache.is_cached(emitted.driver_source):
+        runtime = [launcher.SOURCE]
+    return (all(cache.is_cached(s, runtime=True) for s in runtime)
+            and all(map(cache.is_cached, emitted.kernel_sources)))

@@ -252,7 +252,8 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     one signature and refuses others). Results come in as arrays the caller
     allocated (cheaper than boxing arrays the driver made), filled by the kernels.
     A function with more than MAX_NARROW_ARRAYS arrays runs the one WIDE_DRIVER_SOURCE
-    instead, its arrays collected into a table (wide.py). A group's launch runs launcher.py's
+    instead, its arrays collected into a table (wide.py); any state has the WIDE section,
+    so that the first calls of any function can run it too. A group's launch runs launcher.py's
     `group` over a table in the packs: per member, its kernel's address (kernel_slots), its
     pack's offset from the table and its rows."""
     n_params = len(program.params)
@@ -263,20 +264,21 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
         sz(0)  # the header, filled in below
     shape_slots = [(i, k, len(sz.values), sz(d)) for i, (shape, _) in enumerate(program.params)
                    for k, d in enumerate(shape)]
+    # every state can run the wide driver: a function's own driver compiles in the
+    # background while its first calls run that one (executable.py)
+    positions = Layout(arrays).positions
+    wide_at = len(sz.values)
+    sz(len(arrays))
+    for at in positions:
+        sz(at)
+    sz(len(shape_slots))
+    for i, k, slot, _ in shape_slots:
+        sz(positions[i] + 1 + k)
+        sz(slot)
     wide = len(arrays) > MAX_NARROW_ARRAYS
     if wide:
         driver = WIDE_DRIVER_SOURCE
-        positions = Layout(arrays).positions
-        wide_at = len(sz.values)
-        sz(len(arrays))
-        for at in positions:
-            sz(at)
-        sz(len(shape_slots))
-        for i, k, slot, _ in shape_slots:
-            sz(positions[i] + 1 + k)
-            sz(slot)
     else:
-        wide_at = 0
         driver = _narrow_driver(program, [f"p{i}.shape[{k}] != {value}"
                                           for i, k, _, value in shape_slots])
     arena_base = n_params + n_results

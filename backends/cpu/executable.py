@@ -1,31 +1,39 @@
 """The cpu backend's Executable: kernels loaded (or compiled) at construction, one numba
-driver per specialization, compiled on the first call. With JITC_CONCURRENT=1 (opt-in),
-independent small kernels of one call run concurrently (schedule.py)."""
+driver per specialization. A driver not in the cache compiles on jitc's background thread
+while the calls run the wide driver (wide.py), compiled once per installation: a cold first
+call waits for its kernels only. With JITC_CONCURRENT=1 (opt-in), independent small kernels
+of one call run concurrently (schedule.py)."""
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
+import time
 
 import numpy as np
 
-from jitc import config, failures
+from jitc import config, failures, tiered
 from jitc.backends.cpu import blas, schedule
-from jitc.backends.cpu.cache import load_module, seal
+from jitc.backends.cpu.cache import is_cached, load_module, seal
 from jitc.backends.cpu.driver import (
     FAILED,
     FAILURE_OF,
     LAUNCH_ENTRY,
     LAUNCH_TABLE,
     LAUNCHER,
+    WIDE_DRIVER_SOURCE,
     emit,
 )
 from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
-from jitc.backends.cpu.wide import collector_modules, wide_run
+from jitc.backends.cpu.wide import collector_modules, table_run, wide_run
+from jitc.errors import SignatureMiss
 from jitc.failures import KERNEL_FAILURES
 from jitc.ir import Graph
+
+log = logging.getLogger("jitc")
 
 
 class CpuExecutable:
@@ -49,23 +57,59 @@ class CpuExecutable:
         state = emitted.state(launcher_address(), group_address(),
                               [addresses[i] for i in emitted.source_of_kernel], self.constants)
         self.state = state  # the driver notes a failed launch in it
-        self.module = load_module(emitted.driver_source)
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
+        self.compiled_modules = list(self.kernel_modules)
+        self._wide = emitted.wide
+        self._types = self.program.params + self.program.results
+        if emitted.wide:
+            self.module = wide_driver()
+            self.compiled_modules += collector_modules(self._types)
+        elif is_cached(emitted.driver_source):
+            self.module = load_module(emitted.driver_source)
+        else:  # the first calls run the wide driver while this function's own compiles
+            self.module = None
+            self.compiled_modules.append(wide_driver())
+            tiered.submit(self._compile_driver, emitted.driver_source, finish_at_exit=True)
         # the driver with its state bound, called with the arguments and the result arrays
         # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
         # for other array types (see __call__)
-        self.compiled_modules = self.kernel_modules + [self.module]
-        self._wide = emitted.wide
-        if emitted.wide:
-            self.compiled_modules += collector_modules(self.program.params + self.program.results)
         self.checked_run = self._runner(state)
         self._profiled_run = None  # checked_run with every launch timed (profiled_call)
         self._sealed = False
 
     def _runner(self, state):
         if self._wide:
-            return wide_run(self.module.driver, state, self.program.params + self.program.results)
+            return wide_run(self.module.driver, state, self._types)
+        if self.module is None:
+            return self._interim(table_run(wide_driver().driver, state, self._types))
         return functools.partial(self.module.driver, state)
+
+    def _interim(self, run):
+        """`run` until this function's own driver has compiled, then a SignatureMiss: a fast
+        call bound to it (jitc/fastpath.py) misses once and is made again for the driver."""
+        def interim(*arrays):
+            if self.module is not None:
+                raise SignatureMiss()
+            return run(*arrays)
+
+        return interim
+
+    def _compile_driver(self, source):
+        """Compile this function's own driver (on the background thread: jitc/tiered.py) and
+        switch the calls to it. numba's fixed cost for a function of typed arrays, ~0.35 s,
+        is what a cold first call waited for last."""
+        start = time.perf_counter()
+        try:
+            module = load_module(source)
+        except Exception as e:  # noqa: BLE001 - the wide driver runs the same kernels
+            log.warning("%s: compiling its own driver failed (%s: %s); its calls keep the "
+                        "wide driver", self.graph.name, type(e).__name__, e)
+            return
+        seal(module)  # cached for the next process even if this one never calls it again
+        self.module = module
+        self.checked_run = self._runner(self.state)
+        log.info("%s: its own driver compiled in the background in %.2f s", self.graph.name,
+                 time.perf_counter() - start)
 
     def __call__(self, *arrays):
         """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,
@@ -91,7 +135,13 @@ class CpuExecutable:
         arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         try:
-            run(*map(_stored, arrays), *map(_stored, outs))
+            try:
+                run(*map(_stored, arrays), *map(_stored, outs))
+            except SignatureMiss:  # the driver compiled since `run` was taken (_interim)
+                if run is self.checked_run:
+                    raise
+                run = self.checked_run
+                run(*map(_stored, arrays), *map(_stored, outs))
         except KERNEL_FAILURES as e:
             located = self.failure(e)
             if located is None:
@@ -102,10 +152,13 @@ class CpuExecutable:
 
     def seal_cache(self) -> None:
         """Seal the cache files of every module this executable compiled or loaded (once):
-        after its first call, or once compiled in the background (jitc/tiered.py)."""
+        after its first call, or once compiled in the background (jitc/tiered.py). A driver
+        compiled in the background seals itself."""
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
                 seal(m)
+            if self.module is not None:
+                seal(self.module)
             self._sealed = True
 
     def failure(self, error: Exception) -> Exception | None:
@@ -131,6 +184,12 @@ class CpuExecutable:
         from jitc.fusion.stats import graph_stats
 
         return graph_stats(self.optimized)
+
+
+def wide_driver():
+    """The one driver of functions with many arrays, and of any function's first calls while
+    its own driver compiles: a fixed runtime piece, compiled once per installation."""
+    return load_module(WIDE_DRIVER_SOURCE, runtime=True)
 
 
 def _stored(a):

@@ -55,8 +55,9 @@ def _collector_source(dtype: np.dtype, ndim: int) -> str:
 
 @functools.cache
 def collector(dtype: np.dtype, ndim: int):
-    """The compiled collector for C-contiguous arrays of `dtype` and rank `ndim`."""
-    return load_module(_collector_source(np.dtype(dtype), ndim))
+    """The compiled collector for C-contiguous arrays of `dtype` and rank `ndim`: a fixed
+    runtime piece (the runtime store keeps it for every function)."""
+    return load_module(_collector_source(np.dtype(dtype), ndim), runtime=True)
 
 
 class Layout:
@@ -95,6 +96,32 @@ def wide_run(driver, state: np.ndarray, types: list):
     code = "\n".join(lines) + "\n"
     exec(compile(code, f"<jitc wide call of {len(types)} arrays>", "exec"), names)
     return names["run"]
+
+
+def table_run(driver, state: np.ndarray, types: list):
+    """run(*arrays) as wide_run's, its table filled in Python: nothing in it is compiled for
+    these dtypes and ranks, at a few microseconds a call more than a function's own driver.
+    The first calls of a function run it while that driver compiles (executable.py). It
+    refuses what numba's dispatch of that driver would, with a TypeError: arrays that are not
+    C-contiguous, writeable and aligned arrays of `types`' dtypes and ranks."""
+    layout = Layout(types)
+    kinds = [(np.dtype(storage(dtype)), len(shape)) for shape, dtype in types]
+
+    def run(*arrays):
+        if len(arrays) != len(kinds):
+            raise TypeError(f"jitc driver: {len(arrays)} arrays given, {len(kinds)} expected")
+        t = np.empty(layout.size, np.int64)
+        for i, (a, at, (dtype, ndim)) in enumerate(zip(arrays, layout.positions, kinds)):
+            flags = a.flags
+            if a.dtype != dtype or a.ndim != ndim or not (
+                    flags.c_contiguous and flags.writeable and flags.aligned):
+                raise TypeError(f"jitc driver: array {i} is not a C-contiguous writeable "
+                                f"{dtype} array of {ndim} dimensions")
+            t[at] = a.ctypes.data
+            t[at + 1:at + 1 + ndim] = a.shape
+        driver(state, t)
+
+    return run
 
 
 def collector_sources(types: list) -> list[str]:
