@@ -18,7 +18,9 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 KERNEL_SIGNATURE = types.int64(types.CPointer(types.int64), types.int64, types.int64)
 LAUNCHER_SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.int64)
@@ -60,6 +62,33 @@ def typed_pointer(typingctx, address, dtype):
 
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], context.get_data_type(element).as_pointer())
+
+    return sig, codegen
+
+
+@intrinsic
+def array_at(typingctx, address, dtype, shape):
+    """The C-contiguous `dtype` array of `shape` (a tuple of int64) over the memory at the
+    int64 `address`: numba.carray(typed_pointer(address, dtype), shape) without carray's
+    overload, which numba compiles again in every process for each dtype and rank (~18 ms
+    each, paid by a cold first call)."""
+    element = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    ndim = len(shape)
+    array_type = types.Array(element, ndim, "C")
+    sig = array_type(address, dtype, shape)
+
+    def codegen(context, builder, signature, args):
+        data_type = context.get_data_type(element)
+        itemsize = ir.Constant(_I64, context.get_abi_sizeof(data_type))
+        dims = cgutils.unpack_tuple(builder, args[2], ndim)
+        strides, stride = [], itemsize
+        for d in reversed(dims):  # C order: the last axis is contiguous
+            strides.insert(0, stride)
+            stride = builder.mul(stride, d)
+        array = make_array(array_type)(context, builder)
+        populate_array(array, data=builder.inttoptr(args[0], data_type.as_pointer()),
+                       shape=dims, strides=strides, itemsize=itemsize, meminfo=None)
+        return impl_ret_borrowed(context, builder, array_type, array._getvalue())
 
     return sig, codegen
 

@@ -42,7 +42,8 @@ KERNEL_HEADER = """\
 import math
 import numpy as np
 from numba import carray, cfunc, njit
-from jitc.backends.cpu.abi import KERNEL_SIGNATURE, typed_pointer
+from jitc.backends.cpu.abi import KERNEL_SIGNATURE, array_at, pointer_address
+from jitc.backends.cpu.memory import scratch
 from jitc.backends.cpu.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
@@ -116,7 +117,8 @@ def kernel_source(kernel: Kernel) -> str:
                          + body.source.replace("def BODY(", f"def body{k}(", 1))
     lines = [f"@cfunc(KERNEL_SIGNATURE, nogil=True, cache=persistent(), {ENTRY_OPTIONS})",
              "def kernel(pack_, lo, hi):",
-             f"    p_ = carray(pack_, ({n_pointers + len(kernel.sizes)},))",
+             f"    p_ = array_at(pointer_address(pack_), np.int64, "
+             f"({n_pointers + len(kernel.sizes)},))",
              f"    n = p_[{n_pointers}:]"]
     calls = []
     for k, body in enumerate(kernel.bodies):
@@ -125,7 +127,7 @@ def kernel_source(kernel: Kernel) -> str:
             dtype = STORAGE[np.dtype(kernel.pointers[pointer].dtype)]
             name = inline[0][j] if inline else f"x{k}_{j}"
             shape = "(" + "".join(f"{s}, " for s in slots) + ")"
-            lines.append(f"    {name} = carray(typed_pointer(p_[{pointer}], {dtype}), {shape})")
+            lines.append(f"    {name} = array_at(p_[{pointer}], {dtype}, {shape})")
             names.append(name)
         calls.append(f"body{k}({', '.join(names + ['lo', 'hi', 'n'])})")
     if inline is not None:

@@ -148,7 +148,7 @@ class Sizes:
         if dtype.kind != "f":
             return literal(value, dtype)
         slot = self(np.asarray(value, np.float64).view(np.int64))
-        return f"{TYPE_NAMES[dtype]}(np.int64({slot}).view(np.float64))"
+        return f"{TYPE_NAMES[dtype]}(float_bits({slot}))"
 
 
 class LoopKernel:
@@ -495,7 +495,7 @@ class LoopKernel:
         else:
             if not self.scratch_args:
                 for node, scr in self.scratch.items():
-                    w.line(f"{scr} = np.empty({self.sz(inner_size)}, {STORAGE[node.dtype]})")
+                    w.line(f"{scr} = scratch({self.sz(inner_size)}, {STORAGE[node.dtype]})")
             w.line("for o in range(lo, hi):")
             w.depth += 1
             rem = "o"
@@ -612,7 +612,8 @@ class LoopKernel:
         w.depth += 1
         for r in blocked:
             w.line(f"{self._block(r)} = {literal(0, self._block_dtype(r))}")
-        w.line(f"for k{d} in range(min({BLOCK}, {extent} - b{d})):")
+        left = f"{extent} - b{d}"  # min() would compile numba's overload in every process
+        w.line(f"for k{d} in range({left} if {left} < {BLOCK} else {BLOCK}):")
         w.line(f"    i{d} = nonneg(b{d} + k{d})")
         w.depth += 1
 

@@ -13,7 +13,9 @@ import sys
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_new_ref
 from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl
 
 HUGE_PAGE = 1 << 21
 MIN_BYTES = 4 << 20  # NumPy's threshold for the same advice
@@ -41,5 +43,21 @@ def advise_huge_pages(typingctx, address, nbytes):
             builder.call(fn, [builder.inttoptr(start, i8p), builder.sub(end, start),
                               ir.Constant(i32, _MADV_HUGEPAGE)])
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def scratch(typingctx, size, dtype):
+    """np.empty(size, dtype) for a kernel's scratch row, without numba's np.empty overload:
+    numba compiles that again in every process (0.06-0.1 s, paid by a cold first call)."""
+    element = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
+    array_type = types.Array(element, 1, "C")
+    sig = array_type(size, dtype)
+
+    def codegen(context, builder, signature, args):
+        n = context.cast(builder, args[0], signature.args[0], types.intp)
+        array = _empty_nd_impl(context, builder, array_type, [n])
+        return impl_ret_new_ref(context, builder, array_type, array._getvalue())
 
     return sig, codegen
