@@ -105,9 +105,11 @@ def kernel_source(kernel: Kernel) -> str:
     """The module source of one kernel; it depends on structure only, not on extents.
 
     A kernel of one body that cannot fail and never returns early is one numba function:
-    the body's statements follow the entry's, under its own parameter names. numba compiles
-    each function through its whole pipeline (typing, lowering, LLVM), so a separate body
-    cost 0.06-0.09 s more per kernel on a first compile, for the same machine code."""
+    the body's statements follow the entry's, under its own parameter names, and an array
+    the body only takes the address of (a dot's operands, for BLAS) stays an address. numba
+    compiles each function through its whole pipeline (typing, lowering, LLVM), so a
+    separate body cost 0.06-0.09 s more per kernel on a first compile, and each unused
+    array ~12 ms."""
     n_pointers = len(kernel.pointers)
     inline = _inlined_body(kernel)
     parts = [KERNEL_HEADER]
@@ -126,6 +128,9 @@ def kernel_source(kernel: Kernel) -> str:
         for j, (pointer, _, slots) in enumerate(body.arrays):
             dtype = STORAGE[np.dtype(kernel.pointers[pointer].dtype)]
             name = inline[0][j] if inline else f"x{k}_{j}"
+            if inline and _only_address(name, inline[1]):
+                inline[1] = re.sub(rf"\b{name}\.ctypes\.data\b", f"p_[{pointer}]", inline[1])
+                continue
             shape = "(" + "".join(f"{s}, " for s in slots) + ")"
             lines.append(f"    {name} = array_at(p_[{pointer}], {dtype}, {shape})")
             names.append(name)
@@ -148,7 +153,7 @@ _ENTRY_NAMES = re.compile(r"\b(pack_|p_|kernel)\b")
 
 
 def _inlined_body(kernel: Kernel):
-    """(array parameter names, statements) of the kernel's one body when it can run inline
+    """[array parameter names, statements] of the kernel's one body when it can run inline
     in the entry (see kernel_source), else None: a body that may raise runs in the entry's
     try, and a `return` in it would return from the entry."""
     if len(kernel.bodies) != 1 or kernel.error:
@@ -158,7 +163,13 @@ def _inlined_body(kernel: Kernel):
     if params[-3:] != ["lo", "hi", "n"] or re.search(r"^\s*return\b", statements, re.M) \
             or _ENTRY_NAMES.search(statements):
         return None
-    return params[:-3], statements.rstrip()
+    return [params[:-3], statements.rstrip()]
+
+
+def _only_address(name: str, statements: str) -> bool:
+    """Do `statements` use array `name` only as `name.ctypes.data`?"""
+    uses = len(re.findall(rf"\b{name}\b", statements))
+    return uses > 0 and uses == len(re.findall(rf"\b{name}\.ctypes\.data\b", statements))
 
 
 # Kernel failures the driver raises, by the kind number in the launch table.
