@@ -140,6 +140,13 @@ def _at_exit() -> None:
             _idle.wait_for(lambda: _pending[0] == 0, EXIT_WAIT)
 
 
+def kernels_pending() -> bool:
+    """Is a compile whose calls run the reference tier until it is done in flight (not only
+    drivers, whose calls run the compiled kernels meanwhile)? For benchmarks."""
+    with _idle:
+        return _pending[0] > _finish_at_exit[0]
+
+
 def _before_fork() -> None:
     """A forked child has no compile thread: the compiles in flight finish first, so that the
     child inherits their kernels, not a signature that never leaves the reference tier or a

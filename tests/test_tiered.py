@@ -247,6 +247,7 @@ def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fres
         assert ex.module is None and cache.module_name(WIDE_DRIVER_SOURCE) in sys.modules
         interim = ex.checked_run
         check_decay(f, w, g)  # the fast path, on the wide driver still
+        assert tiered._pending[0] == 1 and not tiered.kernels_pending()  # only the driver
     assert tiered.wait(WAIT)
     assert "its own driver compiled in the background" in sync_fresh_cache.text
     assert ex.checked_run is not interim
