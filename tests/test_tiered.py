@@ -25,15 +25,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WAIT = 120  # seconds a background compile may take on a loaded 2-core machine
 
 
-@pytest.fixture
-def tiered_mode(monkeypatch, tmp_path, caplog):
-    """JITC_COMPILE=tiered over an empty cache directory, jitc's log captured."""
-    monkeypatch.setattr(config, "COMPILE", "tiered")
+def fresh_cache(mode, monkeypatch, tmp_path, caplog):
+    """JITC_COMPILE=`mode` over an empty cache directory, jitc's log captured."""
+    monkeypatch.setattr(config, "COMPILE", mode)
     monkeypatch.setenv("JITC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "_directory", cache._UNRESOLVED)
     caplog.set_level(logging.INFO, logger="jitc")
     yield caplog
     assert tiered.wait(WAIT)  # no compile may outlive the cache directory it writes to
+
+
+@pytest.fixture
+def tiered_mode(monkeypatch, tmp_path, caplog):
+    yield from fresh_cache("tiered", monkeypatch, tmp_path, caplog)
 
 
 def tiers(caplog) -> list[str]:
@@ -203,13 +207,7 @@ def test_exit_while_compiling_does_not_hang_or_spoil_the_cache(tmp_path):
 
 @pytest.fixture
 def sync_fresh_cache(monkeypatch, tmp_path, caplog):
-    """JITC_COMPILE=sync over an empty cache directory, jitc's log captured."""
-    monkeypatch.setattr(config, "COMPILE", "sync")
-    monkeypatch.setenv("JITC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "_directory", cache._UNRESOLVED)
-    caplog.set_level(logging.INFO, logger="jitc")
-    yield caplog
-    assert tiered.wait(WAIT)
+    yield from fresh_cache("sync", monkeypatch, tmp_path, caplog)
 
 
 def decay(w, g):
