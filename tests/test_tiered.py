@@ -231,14 +231,12 @@ def check_decay(f, w, g):
 
 
 def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fresh_cache):
-    from numba.core.compiler_lock import global_compiler_lock
-
     from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE
     from jitc.errors import SignatureMiss
 
     f = jitc.jit(decay)
     w, g = decay_data()
-    with global_compiler_lock:  # re-entrant for this thread: the background compile waits
+    with cache.lock():  # re-entrant for this thread: the background compile waits for it
         check_decay(f, w, g)  # compiles the kernels, runs the wide driver
         (compiled,) = f._cache.values()
         ex = compiled.executable
@@ -246,12 +244,15 @@ def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fres
         interim = ex.checked_run
         check_decay(f, w, g)  # the fast path, on the wide driver still
         assert tiered._pending[0] == 1 and not tiered.kernels_pending()  # only the driver
+        _, interim_spans = ex.profiled_call(w, g)  # jitc.report's timed call, wide driver
     assert tiered.wait(WAIT)
     assert "its own driver compiled in the background" in sync_fresh_cache.text
     assert ex.checked_run is not interim
     for _ in range(2):  # the fast call bound to the wide driver misses once, then is made anew
         check_decay(f, w, g)
     assert compiled.fast_call is f._fast
+    _, spans = ex.profiled_call(w, g)  # made again for the driver, not the wide one's
+    assert len(spans) == len(interim_spans) == len(ex.launch_kernels)
 
     outs = [np.empty(s, d) for s, d in ex.results]
     with pytest.raises(SignatureMiss):  # a fast call made before the switch misses

@@ -74,7 +74,7 @@ class CpuExecutable:
         # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
         # for other array types (see __call__)
         self.checked_run = self._runner(state)
-        self._profiled_run = None  # checked_run with every launch timed (profiled_call)
+        self._profiled_run = None  # (driver, checked_run with every launch timed): profiled_call
         self._sealed = False
 
     def _runner(self, state):
@@ -122,12 +122,12 @@ class CpuExecutable:
         from jitc.backends.cpu import profile
 
         with profile.LOCK:
-            if self._profiled_run is None:
+            if self._profiled_run is None or self._profiled_run[0] is not self.module:
                 state = self.state.copy()
                 state[LAUNCHER] = profile.profiling_launcher_address()
-                self._profiled_run = self._runner(state)
+                self._profiled_run = (self.module, self._runner(state))  # per driver
             profile.start()
-            outs = self._run(self._profiled_run, arrays)
+            outs = self._run(self._profiled_run[1], arrays)
             records = profile.records()
         return outs, [(i, int(start), int(end)) for i, (_, _, start, end) in enumerate(records)]
 
