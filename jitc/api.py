@@ -406,6 +406,7 @@ class Compiled:
         if hasattr(module, "refuse_dtypes"):  # a backend computing in fewer dtypes than jitc
             module.refuse_dtypes(self.graph, lowered.arg_names)
         self.executable = module.compile(self.graph)
+        self._fast_call = None  # (run, its fast call): see fast_call
 
     def call_flat(self, leaves):
         for i, dtypes in self.lowered.int_ranges.items():
@@ -463,7 +464,7 @@ class Compiled:
         executable (the cpu backend's changes once its own driver has compiled): calls that
         switch between signatures switch between these."""
         run = getattr(self.executable, "checked_run", None)  # run(*leaves, *results)
-        made = self.__dict__.get("_fast_call")
+        made = self._fast_call
         if made is None or made[0] is not run:
             made = self._fast_call = (run, self._make_fast_call(run))
         return made[1]

@@ -26,10 +26,10 @@ def cached(graph) -> bool:
 
     program = plan_program(graph, graph.name)
     emitted = emit(program)
-    runtime = [launcher.SOURCE, WIDE_DRIVER_SOURCE]
+    runtime = [launcher.SOURCE]
     if emitted.wide:
-        runtime += wide.collector_sources(program.params + program.results)
-    elif cache.is_cached(emitted.driver_source):
-        runtime = [launcher.SOURCE]
+        runtime += [WIDE_DRIVER_SOURCE, *wide.collector_sources(program.params + program.results)]
+    elif not cache.is_cached(emitted.driver_source):  # the first calls run the wide driver
+        runtime.append(WIDE_DRIVER_SOURCE)
     return (all(cache.is_cached(s, runtime=True) for s in runtime)
             and all(map(cache.is_cached, emitted.kernel_sources)))

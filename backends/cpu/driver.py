@@ -111,9 +111,10 @@ def kernel_source(kernel: Kernel) -> str:
     separate body cost 0.06-0.09 s more per kernel on a first compile, and each unused
     array ~12 ms."""
     n_pointers = len(kernel.pointers)
-    inline = _inlined_body(kernel)
+    params, statements = _inlined_body(kernel)
+    inline = params is not None
     parts = [KERNEL_HEADER]
-    if inline is None:
+    if not inline:
         for k, body in enumerate(kernel.bodies):
             parts.append(BODY_DECORATOR + "\n"
                          + body.source.replace("def BODY(", f"def body{k}(", 1))
@@ -127,16 +128,16 @@ def kernel_source(kernel: Kernel) -> str:
         names = []
         for j, (pointer, _, slots) in enumerate(body.arrays):
             dtype = STORAGE[np.dtype(kernel.pointers[pointer].dtype)]
-            name = inline[0][j] if inline else f"x{k}_{j}"
-            if inline and _only_address(name, inline[1]):
-                inline[1] = re.sub(rf"\b{name}\.ctypes\.data\b", f"p_[{pointer}]", inline[1])
+            name = params[j] if inline else f"x{k}_{j}"
+            if inline and _only_address(name, statements):
+                statements = re.sub(rf"\b{name}\.ctypes\.data\b", f"p_[{pointer}]", statements)
                 continue
             shape = "(" + "".join(f"{s}, " for s in slots) + ")"
             lines.append(f"    {name} = array_at(p_[{pointer}], {dtype}, {shape})")
             names.append(name)
         calls.append(f"body{k}({', '.join(names + ['lo', 'hi', 'n'])})")
-    if inline is not None:
-        parts.append("\n".join(lines + [inline[1], "    return 0"]) + "\n")
+    if inline:
+        parts.append("\n".join(lines + [statements, "    return 0"]) + "\n")
         return "\n\n".join(parts)
     if kernel.error:
         lines.append("    try:")
@@ -153,17 +154,17 @@ _ENTRY_NAMES = re.compile(r"\b(pack_|p_|kernel)\b")
 
 
 def _inlined_body(kernel: Kernel):
-    """[array parameter names, statements] of the kernel's one body when it can run inline
-    in the entry (see kernel_source), else None: a body that may raise runs in the entry's
-    try, and a `return` in it would return from the entry."""
+    """(array parameter names, statements) of the kernel's one body when it can run inline
+    in the entry (see kernel_source), else (None, None): a body that may raise runs in the
+    entry's try, and a `return` in it would return from the entry."""
     if len(kernel.bodies) != 1 or kernel.error:
-        return None
+        return None, None
     header, _, statements = kernel.bodies[0].source.partition("\n")
     params = [a.strip() for a in header[header.index("(") + 1:header.rindex(")")].split(",")]
     if params[-3:] != ["lo", "hi", "n"] or re.search(r"^\s*return\b", statements, re.M) \
             or _ENTRY_NAMES.search(statements):
-        return None
-    return [params[:-3], statements.rstrip()]
+        return None, None
+    return params[:-3], statements.rstrip()
 
 
 def _only_address(name: str, statements: str) -> bool:

@@ -28,7 +28,7 @@ from jitc.backends.cpu.driver import (
 from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
-from jitc.backends.cpu.wide import collector_modules, table_run, wide_run
+from jitc.backends.cpu.wide import collector_modules, plain, table_run, wide_run
 from jitc.errors import SignatureMiss
 from jitc.failures import KERNEL_FAILURES
 from jitc.ir import Graph
@@ -132,7 +132,7 @@ class CpuExecutable:
         return outs, [(i, int(start), int(end)) for i, (_, _, start, end) in enumerate(records)]
 
     def _run(self, run, arrays):
-        arrays = [a if _plain(a) else np.array(a, order="C") for a in arrays]
+        arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         try:
             try:
@@ -205,8 +205,3 @@ def _frozen(c: np.ndarray) -> np.ndarray:
     c = np.array(c, order="C")
     c.flags.writeable = False
     return c
-
-
-def _plain(a) -> bool:
-    flags = a.flags
-    return flags.c_contiguous and flags.writeable and flags.aligned

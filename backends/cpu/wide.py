@@ -112,9 +112,7 @@ def table_run(driver, state: np.ndarray, types: list):
             raise TypeError(f"jitc driver: {len(arrays)} arrays given, {len(kinds)} expected")
         t = np.empty(layout.size, np.int64)
         for i, (a, at, (dtype, ndim)) in enumerate(zip(arrays, layout.positions, kinds)):
-            flags = a.flags
-            if a.dtype != dtype or a.ndim != ndim or not (
-                    flags.c_contiguous and flags.writeable and flags.aligned):
+            if a.dtype != dtype or a.ndim != ndim or not plain(a):
                 raise TypeError(f"jitc driver: array {i} is not a C-contiguous writeable "
                                 f"{dtype} array of {ndim} dimensions")
             t[at] = a.ctypes.data
@@ -122,6 +120,12 @@ def table_run(driver, state: np.ndarray, types: list):
         driver(state, t)
 
     return run
+
+
+def plain(a) -> bool:
+    """Is `a` an array as every driver takes it: C-contiguous, writeable and aligned?"""
+    flags = a.flags
+    return flags.c_contiguous and flags.writeable and flags.aligned
 
 
 def collector_sources(types: list) -> list[str]:
