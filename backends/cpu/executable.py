@@ -106,8 +106,10 @@ class CpuExecutable:
                         "wide driver", self.graph.name, type(e).__name__, e)
             return
         seal(module)  # cached for the next process even if this one never calls it again
+        # the run first: once `module` is set, the wide driver's run misses, and a call that
+        # took it must find the new run to retry on (_run)
+        self.checked_run = functools.partial(module.driver, self.state)
         self.module = module
-        self.checked_run = self._runner(self.state)
         log.info("%s: its own driver compiled in the background in %.2f s", self.graph.name,
                  time.perf_counter() - start)
 
