@@ -319,6 +319,33 @@ def test_a_failed_driver_compile_keeps_the_wide_driver(sync_fresh_cache, monkeyp
         np.testing.assert_array_equal(f(w, g), halve(w, g))
 
 
+def test_a_driver_compile_done_while_the_executable_is_built_is_used(sync_fresh_cache,
+                                                                     monkeypatch):
+    """Before: the executable submitted its driver's compile, then made the wide driver's run;
+    a compile that finished meanwhile (another thread had just compiled the same driver) had
+    its run overwritten by one that always missed: the call raised SignatureMiss (seen in
+    CI). Here every load of the wide driver waits for the background compiles first."""
+    from jitc.backends.cpu import executable
+
+    loaded = executable.wide_driver
+
+    def wide_driver_after_the_compiles():
+        assert tiered.wait(WAIT)
+        return loaded()
+
+    monkeypatch.setattr(executable, "wide_driver", wide_driver_after_the_compiles)
+
+    def shift(w, g):  # a signature of its own: int8 2-D, float32 1-D
+        return w - g
+
+    f = jitc.jit(shift)
+    w, g = np.arange(6, dtype=np.int8).reshape(2, 3), np.linspace(0, 1, 3, dtype=np.float32)
+    np.testing.assert_array_equal(f(w, g), shift(w, g))
+    assert tiered.wait(WAIT)
+    assert "its own driver compiled in the background" in sync_fresh_cache.text
+    np.testing.assert_array_equal(f(w, g), shift(w, g))  # the fast path, on that driver
+
+
 DRIVER_CHILD = textwrap.dedent("""
     import numpy as np
     import jitc

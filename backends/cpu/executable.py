@@ -69,13 +69,14 @@ class CpuExecutable:
         else:  # the first calls run the wide driver while this function's own compiles
             self.module = None
             self.compiled_modules.append(wide_driver())
-            tiered.submit(self._compile_driver, emitted.driver_source, finish_at_exit=True)
         # the driver with its state bound, called with the arguments and the result arrays
         # to fill; it raises SignatureMiss for other shapes, and numba's dispatch a TypeError
         # for other array types (see __call__)
         self.checked_run = self._runner(state)
         self._profiled_run = None  # (driver, checked_run with every launch timed): profiled_call
         self._sealed = False
+        if self.module is None:  # after checked_run: the compile may finish at once and set it
+            tiered.submit(self._compile_driver, emitted.driver_source, finish_at_exit=True)
 
     def _runner(self, state):
         if self._wide:
