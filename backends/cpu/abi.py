@@ -120,6 +120,21 @@ def thread_count(typingctx):
 
 
 @intrinsic
+def set_thread_count(typingctx, count):
+    """numba's set_num_threads(count) for the calling thread (numba keeps the count per
+    thread), through the threading layer's symbol as thread_count."""
+    sig = types.none(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(32)]), "set_num_threads")
+        builder.call(fn, [builder.trunc(args[0], ir.IntType(32))])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
 def swap_chunksize(typingctx, size):
     """Set numba's parallel chunksize (iterations per task of the next prange) to `size`
     and return the previous one, through the threading layer's symbols as thread_count:

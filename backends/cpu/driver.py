@@ -192,8 +192,9 @@ LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
 GROUP = -1  # the kernel of a launch that runs a group (launcher.py `group`)
 
 # Every driver ends the same way: with `pk` (the packs), `base` (each array's address) and
-# the arrays to keep alive in `alive`, resolve the pointer table and run the launches.
-_LAUNCH_LINES = [
+# the arrays to keep alive in `alive`, resolve the pointer table and run the launches; then
+# raise the failure of a launch that failed (the native worker returns its kind instead).
+_RUN_LINES = [
     "pa = pk.ctypes.data",
     f"for e in range(n[{POINTER_TABLE}], n[{POINTER_TABLE}] + {POINTER_ENTRY} * n[{POINTERS}],"
     f" {POINTER_ENTRY}):",
@@ -206,8 +207,10 @@ _LAUNCH_LINES = [
     f"        n[{FAILED}] = e",
     "        break",
     "keep_alive(alive)",
-] + [line for kind, (cls, message) in ERRORS.items()
-     for line in (f"if failed == {kind}:", f"    raise {cls}({message!r})")]
+]
+_RAISE_LINES = [line for kind, (cls, message) in ERRORS.items()
+                for line in (f"if failed == {kind}:", f"    raise {cls}({message!r})")]
+_LAUNCH_LINES = _RUN_LINES + _RAISE_LINES
 
 # One scratch allocation holds the packs (filled with pointers below) and the bases.
 _SCRATCH_LINES = [
@@ -229,25 +232,35 @@ def _function(signature: str, header: str, lines: list) -> str:
 # pointers and shapes come in a table (wide.py), whose layout the state's WIDE section
 # describes: the number of bases, each base's table position, the number of shape checks
 # and a (table position, size slot) pair for each.
-WIDE_DRIVER_SOURCE = _function('Array(int64, 1, "C"), Array(int64, 1, "C")', "def driver(n, t):", [
-    f"w = n[{WIDE}]",
-    "n_bases = n[w]",
-    "c = w + 1 + n_bases",
-    "bad = False",
-    "for e in range(c + 1, c + 1 + 2 * n[c], 2):",
-    "    bad |= t[n[e]] != n[n[e + 1]]",
-    "if bad:",
-    "    raise SignatureMiss()",
-    *_SCRATCH_LINES,
-    "for j in range(n_bases):",
-    "    base[j] = t[n[w + 1 + j]]",
-    f"arena = np.empty(n[{ARENA}], np.uint8)",
-    f"base[n_bases] = arena.ctypes.data if n[{ARENA}] else 0",
-    f"advise_huge_pages(base[n_bases], n[{ARENA}])",
-    "base[n_bases + 1] = 0",
-    "alive = (scratch, arena, t)",
-    *_LAUNCH_LINES,
-])
+def _wide_lines(on_miss: str) -> list:
+    """The wide driver's body up to its launches; `on_miss` where the shapes differ."""
+    return [
+        f"w = n[{WIDE}]",
+        "n_bases = n[w]",
+        "c = w + 1 + n_bases",
+        "bad = False",
+        "for e in range(c + 1, c + 1 + 2 * n[c], 2):",
+        "    bad |= t[n[e]] != n[n[e + 1]]",
+        "if bad:",
+        f"    {on_miss}",
+        *_SCRATCH_LINES,
+        "for j in range(n_bases):",
+        "    base[j] = t[n[w + 1 + j]]",
+        f"arena = np.empty(n[{ARENA}], np.uint8)",
+        f"base[n_bases] = arena.ctypes.data if n[{ARENA}] else 0",
+        f"advise_huge_pages(base[n_bases], n[{ARENA}])",
+        "base[n_bases + 1] = 0",
+        "alive = (scratch, arena, t)",
+        *_RUN_LINES,
+    ]
+
+
+WIDE_DRIVER_SOURCE = _function('Array(int64, 1, "C"), Array(int64, 1, "C")', "def driver(n, t):",
+                               _wide_lines("raise SignatureMiss()") + _RAISE_LINES)
+# The same over a table in the native worker (worker.py), which holds no GIL and so cannot
+# raise: it returns MISSED for other shapes, else the failure kind (0: none).
+MISSED = -1
+WIDE_JOB_LINES = _wide_lines(f"return {MISSED}") + ["return failed"]
 
 
 def emit(program: Program, launches: list | None = None) -> Emitted:
