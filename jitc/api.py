@@ -101,6 +101,7 @@ class Jitted:
         self._cache: dict = {}
         self._fast = _no_fast_call  # the last signature's self-checking call, see __call__
         self._fast_failure = _no_failure  # its executable's kernel failure, located
+        self._last_compiled = None  # the last signature's Compiled: submit's native path
         self._signatures: dict = {}  # key -> per-argument description, for JITC_LOG reasons
         self._lock = threading.Lock()
 
@@ -182,6 +183,7 @@ class Jitted:
         if not kwargs and not static and not config.TRACE:  # traced calls take call_flat
             self._fast = compiled.fast_call or _no_fast_call
             self._fast_failure = getattr(compiled.executable, "failure", _no_failure)
+            self._last_compiled = compiled
         return result
 
     def _tier(self, compiled, key):
@@ -407,6 +409,7 @@ class Compiled:
             module.refuse_dtypes(self.graph, lowered.arg_names)
         self.executable = module.compile(self.graph)
         self._fast_call = None  # (run, its fast call): see fast_call
+        self._native_call = None  # see native_call
 
     def call_flat(self, leaves):
         for i, dtypes in self.lowered.int_ranges.items():
@@ -468,6 +471,27 @@ class Compiled:
         if made is None or made[0] is not run:
             made = self._fast_call = (run, self._make_fast_call(run))
         return made[1]
+
+    @property
+    def native_call(self):
+        """(jitc's native worker, a fast call that posts this signature's launches to it),
+        or None where submit's native path cannot serve it (jitc/runtime/native.py)."""
+        if self._native_call is None:
+            self._native_call = self._make_native_call() or False
+        return self._native_call or None
+
+    def _make_native_call(self):
+        from jitc.runtime import native
+
+        if not native.usable(self):
+            return None
+        from jitc.backends.cpu.worker import worker
+
+        w = worker()
+        if w is None:
+            return None
+        fast = self._make_fast_call(self.executable.posting_run(functools.partial(native.post, w)))
+        return fast and (w, fast)
 
     def _make_fast_call(self, run):
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":

@@ -25,10 +25,10 @@ from jitc.backends.cpu.driver import (
     WIDE_DRIVER_SOURCE,
     emit,
 )
-from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module
+from jitc.backends.cpu.launcher import group_address, launcher_address, launcher_module, splits
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
-from jitc.backends.cpu.wide import collector_modules, plain, table_run, wide_run
+from jitc.backends.cpu.wide import collector_modules, plain, posting_run, table_run, wide_run
 from jitc.errors import SignatureMiss
 from jitc.failures import KERNEL_FAILURES
 from jitc.ir import Graph
@@ -164,14 +164,26 @@ class CpuExecutable:
                 seal(self.module)
             self._sealed = True
 
-    def failure(self, error: Exception) -> Exception | None:
+    def runs_on_one_thread(self) -> bool:
+        """Does no kernel of a call split its rows over threads (launcher.splits)?"""
+        return not any(splits(k.rows, k.work) for k in self.program.kernels)
+
+    def posting_run(self, post):
+        """run(*arrays) that checks the arrays as the driver would and hands `post(state,
+        table, arrays)` a job for jitc's native worker (jitc/runtime/native.py)."""
+        return posting_run(post, self.state, self._types)
+
+    def failure(self, error: Exception, failed_at: int | None = None) -> Exception | None:
         """The driver's `error` naming the NumPy call and line of the nodes of the launch
         that failed (None: not a kernel failure). The fast path (jitc/fastpath.py) calls
-        checked_run itself, and this on a failure."""
+        checked_run itself, and this on a failure. `failed_at`: the failed launch's position
+        in the state (the native worker's job notes it), else the state's FAILED slot."""
         kind = FAILURE_OF.get((type(error).__name__, str(error)))
         if kind is None:
             return None
-        launch = (int(self.state[FAILED]) - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
+        if failed_at is None:
+            failed_at = int(self.state[FAILED])
+        launch = (failed_at - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
         (kernel,) = self.launch_kernels[launch]  # a kernel that can fail runs alone
         return failures.located(self.program.kernels[kernel].sites, kind, type(error),
                                 str(error))

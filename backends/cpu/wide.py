@@ -85,15 +85,26 @@ class Layout:
 def wide_run(driver, state: np.ndarray, types: list):
     """run(*arrays): collect the arrays (arguments then results, of `types`) into a table
     and run the wide `driver` with the function's `state` over it."""
+    return _generated(types, ["    driver(state, t)"], {"driver": driver, "state": state})
+
+
+def posting_run(post, state: np.ndarray, types: list):
+    """run(*arrays) as wide_run's, but handing `post(state, table, arrays)` the table for
+    jitc's native worker (worker.py), which checks the shapes as it posts; numba's dispatch
+    of the collectors checks every array's type (TypeError)."""
+    arrays = "".join(f"a{i}, " for i in range(len(types)))
+    return _generated(types, [f"    post(state, t, ({arrays}))"], {"post": post, "state": state})
+
+
+def _generated(types: list, last: list, names: dict):
     layout = Layout(types)
-    names = {"driver": driver, "state": state, "empty": np.empty, "int64": np.int64}
+    names = dict(names, empty=np.empty, int64=np.int64)
     params = [f"a{i}" for i in range(len(types))]
     lines = [f"def run({', '.join(params)}):", f"    t = empty({layout.size}, int64)"]
     for k, (dtype, ndim, at, members) in enumerate(layout.calls):
         names[f"collect{k}"] = collector(dtype, ndim).collect
         lines.append(f"    collect{k}(t, {at}, {', '.join(params[i] for i in members)})")
-    lines.append("    driver(state, t)")
-    code = "\n".join(lines) + "\n"
+    code = "\n".join(lines + last) + "\n"
     exec(compile(code, f"<jitc wide call of {len(types)} arrays>", "exec"), names)
     return names["run"]
 

@@ -14,6 +14,7 @@ then, and writes it back if the function mutates it); JITC_CHECK_ASYNC=1 checks 
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from concurrent.futures import Future
@@ -38,9 +39,22 @@ def submit(jitted, args: tuple, kwargs: dict, depth: int = 2) -> Future:
             raise UnsupportedError(f"{jitted.__name__}.submit inside a jitted function: call "
                                    f"{jitted.__name__}(...) there (the trace inlines it)")
     frame = sys._getframe(depth)
-    call = _Call(jitted, args, kwargs, (frame.f_code.co_filename, frame.f_lineno))
+    site = (frame.f_code.co_filename, frame.f_lineno)
+    if not kwargs and jitted._last_compiled is not None:  # a signature it has compiled
+        future = _native().submit(jitted, args, site)
+        if future is not None:
+            return future
+    call = _Call(jitted, args, kwargs, site)
     call.wait_for_inputs()
     return call.future
+
+
+@functools.cache
+def _native():
+    """jitc/runtime/native.py, imported on first use (it imports numba)."""
+    from jitc.runtime import native
+
+    return native
 
 
 class CallFuture(Future):
