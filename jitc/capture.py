@@ -79,6 +79,14 @@ def is_state_object(x) -> bool:
         and not callable(getattr(x, "__array__", None)) and not hasattr(x, "shape"))
 
 
+def snapshot(d: dict) -> dict:
+    """A copy of `d` made in one step, to read a user's dict or attributes from: iterating
+    the live dict raised 'dictionary changed size during iteration' when another thread (a
+    background compile importing modules) or a finalizer run by a garbage collection changed
+    it meanwhile; dict.copy runs no Python code between its items."""
+    return d.copy()
+
+
 def _names_used(code) -> set:
     names = set(code.co_names)
     for c in code.co_consts:
@@ -160,14 +168,15 @@ class Capture:
                 return new
             return type(value)(*new) if hasattr(type(value), "_fields") else tuple(new)
         if type(value) is dict:
+            items = snapshot(value)
             new = {k: self.value(v, place.child("item", k, f"{place.name}[{k!r}]"), depth - 1)
-                   for k, v in value.items()}
-            if all(new[k] is value[k] for k in value):
+                   for k, v in items.items()}
+            if all(new[k] is items[k] for k in items):
                 return value
             self.standins.append((place, {("item", k): v for k, v in new.items()}, new, None))
             return new
         if is_state_object(value):
-            attrs = vars(value)
+            attrs = snapshot(vars(value))
             new = {k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
                    for k, v in attrs.items()}
             if all(new[k] is attrs[k] for k in attrs):
@@ -263,7 +272,8 @@ class Identity:
 
     def __init__(self, obj):
         self.obj = obj
-        self.plain = tuple((k, v) for k, v in vars(obj).items() if type(v) in _PLAIN)
+        self.plain = tuple((k, v) for k, v in snapshot(vars(obj)).items()
+                           if type(v) in _PLAIN)
 
     def __hash__(self):
         return hash((id(self.obj), self.plain))

@@ -16,7 +16,7 @@ import types
 
 import numpy as np
 
-from jitc.capture import _names_used, is_state_object
+from jitc.capture import _names_used, is_state_object, snapshot
 from jitc.errors import UnsupportedError
 from jitc.source import INTERNAL, where
 
@@ -40,11 +40,14 @@ def argument_containers(named: dict) -> list:
     def walk(value, name, depth):
         if isinstance(value, list):
             found.append((name, value, list(value)))
+            items = enumerate(found[-1][2])
         elif isinstance(value, dict):
-            found.append((name, value, dict(value)))
-        elif not isinstance(value, tuple):
+            found.append((name, value, snapshot(value)))
+            items = found[-1][2].items()
+        elif isinstance(value, tuple):
+            items = enumerate(value)
+        else:
             return
-        items = value.items() if isinstance(value, dict) else enumerate(value)
         for k, v in items if depth else ():
             walk(v, f"{name}[{k!r}]", depth - 1)
 
@@ -80,8 +83,9 @@ def _places(fn, args, kwargs, param_names, ctx):
                 continue
             value = scope[name]
             if isinstance(value, types.ModuleType):
-                for attr in sorted(used & set(vars(value))):
-                    yield f"{name}.{attr}", vars(value)[attr]
+                attrs = snapshot(vars(value))
+                for attr in sorted(used & set(attrs)):
+                    yield f"{name}.{attr}", attrs[attr]
             else:
                 yield f"the global {name!r}", value
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -100,7 +104,7 @@ def _places(fn, args, kwargs, param_names, ctx):
     for name, value in kwargs.items():
         yield f"argument {name!r}", value
     for module in _user_modules(ctx):
-        for name, value in list(vars(module).items()):
+        for name, value in snapshot(vars(module)).items():
             if not name.startswith("__"):
                 yield f"{module.__name__}.{name}", value
 
@@ -109,7 +113,7 @@ def _user_modules(ctx):
     """The modules whose code made traced values (helpers the function called)."""
     files = {n.loc.file for n in ctx.graph.nodes if n.loc is not None}
     files = {f for f in files if not f.startswith(INTERNAL)}
-    for module in list(sys.modules.values()):
+    for module in snapshot(sys.modules).values():
         if getattr(module, "__file__", None) in files:
             yield module
 
@@ -134,8 +138,8 @@ def _scan(value, name: str, depth: int, seen: set, ctx) -> None:
         for i, v in enumerate(value):
             _scan(v, f"{name}[{i}]", depth - 1, seen, ctx)
     elif isinstance(value, dict) and len(value) <= MAX_ITEMS:
-        for k, v in list(value.items()):
+        for k, v in snapshot(value).items():
             _scan(v, f"{name}[{k!r}]", depth - 1, seen, ctx)
     elif is_state_object(value):
-        for k, v in list(vars(value).items()):
+        for k, v in snapshot(vars(value)).items():
             _scan(v, f"{name}.{k}", depth - 1, seen, ctx)

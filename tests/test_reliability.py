@@ -329,3 +329,46 @@ def test_cuda_float32_sums_are_accurate():
         np.testing.assert_array_equal(np.asarray(got), y / y.sum(-1, keepdims=True))
         print("ok")
     """)
+
+
+class _Holder:
+    pass
+
+
+def test_a_trace_reads_state_that_changes_while_it_reads_it():
+    """Before: 'dictionary changed size during iteration' from the leak check and the
+    compile key, iterating an object's attributes while something else changed them (seen in
+    the W2 benchmark: a background compile's imports; here a finalizer that each garbage
+    collection runs)."""
+    import gc
+
+    import numpy as np
+
+    import jitc
+
+    holder = _Holder()
+    for i in range(50):
+        setattr(holder, f"a{i}", float(i))
+    changing = [True]
+
+    class Changer:
+        def __del__(self):  # adds an attribute and leaves the next cycle to collect
+            if changing[0]:
+                setattr(holder, f"b{len(vars(holder))}", 0.0)
+                again = Changer()
+                again.cycle = again
+
+    first = Changer()
+    first.cycle = first
+    del first
+    f = jitc.jit(lambda h, x: x * 2.0, backend="cpu")
+    x = np.arange(4.0)
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)  # a collection at nearly every allocation
+    try:
+        got = f(holder, x)
+    finally:
+        changing[0] = False
+        gc.set_threshold(*threshold)
+    np.testing.assert_array_equal(got, x * 2.0)
+    assert len(vars(holder)) > 50  # it did change meanwhile
