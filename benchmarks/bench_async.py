@@ -7,9 +7,11 @@ about 10 µs) and runs one step of W4's 3-layer LSTM (benchmarks/workloads.py ma
 it. Four loops compute the same final state: `sync` calls the jitted step; `naive` submits
 each call to a one-thread concurrent.futures.ThreadPoolExecutor, passing the previous
 step's future, which the pool thread waits for; `submit` chains jitc's futures
-(`step.submit(x, state_future)`); the last loop does the same with the interpreter's switch
-interval cut from 5 ms to 50 µs while it runs, so the executor thread gets the GIL sooner
-(jitc itself leaves the interval alone). The loops alternate round by round (the machine
+(`step.submit(x, state_future)`: small steps run on jitc's native worker, which needs no
+GIL; steps whose kernels split over threads, from --hidden 256 on, on its Python executor
+thread); the last loop does the same with the interpreter's switch interval cut from 5 ms
+to 50 µs while it runs, so the executor thread gets the GIL sooner (jitc itself leaves the
+interval alone). The loops alternate round by round (the machine
 is shared and noisy); the table gives each loop's median and best round and the median of
 the per-round ratios to `sync`. The goal: submit <= 0.7x sync.
 """

@@ -474,8 +474,8 @@ class Compiled:
 
     @property
     def native_call(self):
-        """(jitc's native worker, a fast call that posts this signature's launches to it),
-        or None where submit's native path cannot serve it (jitc/runtime/native.py)."""
+        """A fast call that posts this signature's launches to jitc's native worker, or
+        None where submit's native path cannot serve it (jitc/runtime/native.py)."""
         if self._native_call is None:
             self._native_call = self._make_native_call() or False
         return self._native_call or None
@@ -485,13 +485,7 @@ class Compiled:
 
         if not native.usable(self):
             return None
-        from jitc.backends.cpu.worker import worker
-
-        w = worker()
-        if w is None:
-            return None
-        fast = self._make_fast_call(self.executable.posting_run(functools.partial(native.post, w)))
-        return fast and (w, fast)
+        return self._make_fast_call(self.executable.posting_run(native.post))
 
     def _make_fast_call(self, run):
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":

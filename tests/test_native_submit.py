@@ -157,3 +157,48 @@ def test_a_process_exits_cleanly_with_native_jobs_in_flight(tmp_path):
                          timeout=300, env=dict(os.environ, JITC_COMPILE="sync"))
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["NativeFuture", "False"]
+
+
+FORK_CHILD = textwrap.dedent("""
+    import os
+    import sys
+    import numpy as np
+    import jitc
+
+    step = jitc.jit(lambda x, c: x * 0.5 + c)
+    x = np.linspace(-1.0, 1.0, 8)
+    step(x, 1.0)
+    pending = [step.submit(x, float(k)) for k in range(50)]
+    heavy = jitc.jit(lambda y: np.sin(np.sin(y)))
+    big = np.linspace(0.0, 1.0, 2_000_000).reshape(1, -1)
+    heavy(big)
+    held = big
+    for _ in range(8):  # in flight at the fork: the parent's worker is busy for a while
+        held = heavy.submit(held)
+    in_flight = not held.done()
+    pid = os.fork()
+    if pid == 0:
+        fut = x
+        for _ in range(20):
+            fut = step.submit(fut, 2.0)
+        want = x
+        for _ in range(20):
+            want = want * 0.5 + 2.0
+        if type(fut).__name__ != "NativeFuture" or not np.array_equal(fut.result(), want):
+            os._exit(1)
+        for k in range(50):  # left in flight: this child's exit waits for its own worker
+            step.submit(x, float(k))
+        sys.exit(0)  # at-exit handlers run, the parent's worker's among them
+    _, status = os.waitpid(pid, 0)
+    print(status, all(np.array_equal(f.result(), x * 0.5 + k) for k, f in enumerate(pending)),
+          in_flight)
+""")
+
+
+def test_a_forked_child_gets_a_native_worker_of_its_own(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(FORK_CHILD)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, JITC_COMPILE="sync"))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["0", "True", "True"]

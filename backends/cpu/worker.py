@@ -40,7 +40,7 @@ from jitc.backends.cpu.driver import DRIVER_HEADER, FAILED, WIDE, WIDE_JOB_LINES
 # control words: each word one side writes on a cache line of its own (8 words), so that
 # the worker's spinning loads of SUBMITTED do not fight the poster for DONE's line
 SUBMITTED, DONE, SLEEPING, WAITERS = 0, 8, 16, 24
-SYSCALL, TIMEOUT_S, TIMEOUT_NS, RING, CAPACITY = range(32, 37)
+SYSCALL, TIMEOUT_S, TIMEOUT_NS, RING, CAPACITY, STOP = range(32, 38)
 CONTROL = 40
 # a job's words
 STATE, STATE_LENGTH, TABLE, TABLE_LENGTH, DEP0, DEP1, STATUS, FAILED_AT = range(8)
@@ -83,6 +83,8 @@ def serve(control):
     while True:
         spins = 0
         while atomic_load(at + 8 * {SUBMITTED}) <= job:
+            if atomic_load(at + 8 * {STOP}):
+                return job
             spins += 1
             spin_pause()
             if spins > {SPINS}:
@@ -180,6 +182,7 @@ class Worker:
         self.thread = threading.Thread(target=serve, args=(self.control.ctypes.data,),
                                        name="jitc-native-worker", daemon=True)
         self.thread.start()
+        self.pid = os.getpid()
 
     def post(self, limit: int, state, table, dep0: int, dep1: int) -> int:
         """Post a job; its number, FULL if job `limit` would be reached (the ring's oldest
@@ -213,10 +216,16 @@ class Worker:
         return bool(self._cancel(self.ring, RING_JOBS, job))
 
     def finish(self) -> None:
-        """Wait for every posted job (at exit: the process frees the arrays they use)."""
+        """At exit: wait for every posted job, then end the thread's loop, so that no
+        native code reads the ring while the interpreter frees it. Not in a forked child,
+        which inherits this handler but not the thread."""
+        if os.getpid() != self.pid:
+            return
         submitted = int(self.control[SUBMITTED])
         if submitted:
             self.wait(submitted - 1)
+        self.control[STOP] = 1  # seen within its spin, or its futex wait's timeout
+        self.thread.join(1.0)
 
 
 def _cache_aligned(words: int) -> np.ndarray:

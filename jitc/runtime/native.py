@@ -21,6 +21,7 @@ jobs, and before a job's slot in the ring is used again.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 from concurrent.futures import Future
 from concurrent.futures._base import PENDING
@@ -29,6 +30,7 @@ import numpy as np
 
 from jitc import config
 from jitc.backends.cpu.worker import CANCELLED, INPUT_FAILED, JOB, REFUSED, RING_JOBS, STATUS
+from jitc.backends.cpu.worker import worker as process_worker
 from jitc.errors import SignatureMiss
 
 _lock = threading.Lock()  # posts, the in-flight queue and settling
@@ -174,6 +176,20 @@ class NativeFuture(Future):
             _watch.notify()
 
 
+def _forget_after_fork():
+    """A forked child has its own worker (backends/cpu/worker.py), numbering its jobs anew:
+    the parent's in-flight calls are not its own (it cannot wait for them)."""
+    global _lock, _watch, _conditions
+    _inflight.clear()
+    _watched.clear()
+    _watcher.clear()
+    _lock, _conditions = threading.Lock(), threading.Lock()
+    _watch = threading.Condition(threading.Lock())
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def _error_classes():
     return {"IndexError": IndexError, "ValueError": ValueError, "RuntimeError": RuntimeError,
             "LinAlgError": np.linalg.LinAlgError}
@@ -185,8 +201,8 @@ _ERROR_CLASSES = _error_classes()
 def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
     """`jitted(*args)` posted to the native worker, or None if this path cannot serve it
     (then the Python executor does)."""
-    native = getattr(jitted._last_compiled, "native_call", None)
-    if native is None or config.CHECK_ASYNC or config.TRACE:
+    run = getattr(jitted._last_compiled, "native_call", None)
+    if run is None or config.CHECK_ASYNC or config.TRACE:
         return None
     inputs, values = [], []
     for a in args:
@@ -201,8 +217,7 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
             return None
     if len(inputs) > MAX_INPUTS:
         return None
-    worker, run = native
-    future = NativeFuture(worker, jitted._last_compiled, (jitted.__name__, *site), inputs)
+    future = NativeFuture(process_worker(), jitted._last_compiled, (jitted.__name__, *site), inputs)
     _local.future = future
     try:
         future._value = run(*values)
@@ -213,10 +228,11 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
     return future
 
 
-def post(worker, state, table, arrays) -> None:
+def post(state, table, arrays) -> None:
     """The native call's last step (its run, see submit): post the job of the future being
-    submitted on this thread."""
+    submitted on this thread to this process's worker."""
     future = _local.future
+    worker = future._worker
     inputs = future._inputs
     with _lock:
         if len(_inflight) >= REAP_AFTER:
@@ -275,7 +291,8 @@ def _watch_loop():
 def usable(compiled) -> bool:
     """Can the native path serve calls of `compiled` (see the module's docstring)?"""
     lowered = compiled.lowered
-    return (not lowered.writebacks and not lowered.captured and not lowered.int_ranges
+    return (process_worker() is not None and not lowered.writebacks and not lowered.captured
+            and not lowered.int_ranges
             and all(spec[0] != "graph" or not spec[2] for spec in lowered.out_specs)
             and hasattr(compiled.executable, "posting_run")
             and compiled.executable.runs_on_one_thread())
