@@ -113,6 +113,18 @@ def test_cancel_before_the_worker_starts_the_call():
     assert not done.cancel()
 
 
+def test_a_full_ring_waits_for_its_oldest_job():
+    from jitc.backends.cpu.worker import RING_JOBS
+
+    f = compiled(affine, X, 1.0)
+    hold = hold_worker(jobs=2)
+    futures = [f.submit(X, float(k)) for k in range(RING_JOBS + 100)]
+    assert all(type(fut) is NativeFuture for fut in futures)
+    assert hold.done()  # the last posts waited for the held jobs' slots in the ring
+    for k, fut in enumerate(futures):
+        np.testing.assert_array_equal(fut.result(), X * 0.5 + k)
+
+
 def test_a_python_executor_call_waits_for_a_native_input():
     f = compiled(affine, X, 1.0)
     hold = hold_worker()

@@ -36,7 +36,7 @@ from jitc.errors import SignatureMiss
 _lock = threading.Lock()  # posts, the in-flight queue and settling
 _inflight: collections.deque = collections.deque()  # NativeFutures whose status is unread
 _local = threading.local()  # the submit in progress on this thread: its future and inputs
-_watched: list = []  # NativeFutures that something waits on, not yet settled
+_watched: set = set()  # NativeFutures that something waits on, not yet settled
 _watch = threading.Condition(threading.Lock())
 _watcher: list = []
 _conditions = threading.Lock()  # making a future's Condition
@@ -168,7 +168,7 @@ class NativeFuture(Future):
         if self._settled:
             return
         with _watch:
-            _watched.append(self)
+            _watched.add(self)
             if not _watcher:
                 _watcher.append(threading.Thread(target=_watch_loop, name="jitc-watcher",
                                                  daemon=True))
@@ -217,7 +217,8 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
             return None
     if len(inputs) > MAX_INPUTS:
         return None
-    future = NativeFuture(process_worker(), jitted._last_compiled, (jitted.__name__, *site), inputs)
+    future = NativeFuture(process_worker(), jitted._last_compiled, (jitted.__name__, *site),
+                          inputs)
     _local.future = future
     try:
         future._value = run(*values)
@@ -237,13 +238,13 @@ def post(state, table, arrays) -> None:
     with _lock:
         if len(_inflight) >= REAP_AFTER:
             _reap(worker)
-        deps = [-1] * MAX_INPUTS
-        for k, f in enumerate(inputs):
-            if f._status is None:
-                deps[k] = f._job  # its slot still holds its status
-            elif f._status:
-                raise _InputEnded()  # failed or cancelled since submit looked
         while True:
+            deps = [-1] * MAX_INPUTS
+            for k, f in enumerate(inputs):
+                if f._status is None:
+                    deps[k] = f._job  # its slot still holds its status
+                elif f._status:
+                    raise _InputEnded()  # failed or cancelled since submit looked
             oldest = _inflight[0]._job if _inflight else worker.submitted()
             job = worker.post(oldest + RING_JOBS, state, table, *deps)
             if job >= 0:
@@ -279,7 +280,8 @@ def _watch_loop():
             while not _watched:
                 _watch.wait()
             pending = [f for f in _watched if not f._settled]
-            _watched[:] = pending
+            _watched.clear()
+            _watched.update(pending)
             if not pending:
                 continue
             first = min(pending, key=lambda f: f._job)
