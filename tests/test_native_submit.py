@@ -106,8 +106,10 @@ def test_cancel_before_the_worker_starts_the_call():
     assert not queued.running() and queued.cancel() and queued.cancelled()
     with pytest.raises(cf.CancelledError):
         dependent.result()  # its input was cancelled
-    assert dependent.cancelled()
-    hold.result()
+    assert dependent.cancelled() and hold.done()
+    later = hold_worker(jobs=2)
+    assert later.exception(timeout=WAIT) is None  # a wait with a timeout: the watcher's
+    assert later.done()
     done = f.submit(X, 1.0)
     np.testing.assert_array_equal(done.result(), X * 0.5 + 1.0)
     assert not done.cancel()
