@@ -164,13 +164,18 @@ EXIT_CHILD = textwrap.dedent("""
 """)  # and exit with the jobs in flight
 
 
-def test_a_process_exits_cleanly_with_native_jobs_in_flight(tmp_path):
+def script_output(tmp_path, source) -> list:
+    """The words `source` prints, run as a script in a new process (it must succeed)."""
     script = tmp_path / "child.py"
-    script.write_text(EXIT_CHILD)
+    script.write_text(source)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=300, env=dict(os.environ, JITC_COMPILE="sync"))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["NativeFuture", "False"]
+    return run.stdout.split()
+
+
+def test_a_process_exits_cleanly_with_native_jobs_in_flight(tmp_path):
+    assert script_output(tmp_path, EXIT_CHILD) == ["NativeFuture", "False"]
 
 
 FORK_CHILD = textwrap.dedent("""
@@ -210,9 +215,4 @@ FORK_CHILD = textwrap.dedent("""
 
 
 def test_a_forked_child_gets_a_native_worker_of_its_own(tmp_path):
-    script = tmp_path / "fork.py"
-    script.write_text(FORK_CHILD)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, JITC_COMPILE="sync"))
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["0", "True", "True"]
+    assert script_output(tmp_path, FORK_CHILD) == ["0", "True", "True"]
