@@ -29,6 +29,7 @@ from concurrent.futures._base import PENDING
 import numpy as np
 
 from jitc import config
+from jitc.api import FAST_PATH_MISSES
 from jitc.backends.cpu.worker import CANCELLED, INPUT_FAILED, JOB, REFUSED, RING_JOBS, STATUS
 from jitc.backends.cpu.worker import worker as process_worker
 from jitc.errors import SignatureMiss
@@ -190,12 +191,9 @@ def _forget_after_fork():
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _error_classes():
-    return {"IndexError": IndexError, "ValueError": ValueError, "RuntimeError": RuntimeError,
-            "LinAlgError": np.linalg.LinAlgError}
-
-
-_ERROR_CLASSES = _error_classes()
+# the classes of the kernel failures the worker reports (driver.ERRORS names them)
+_ERROR_CLASSES = {"IndexError": IndexError, "ValueError": ValueError,
+                  "RuntimeError": RuntimeError, "LinAlgError": np.linalg.LinAlgError}
 
 
 def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
@@ -222,7 +220,7 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
     _local.future = future
     try:
         future._value = run(*values)
-    except (*_MISSES, _InputEnded):
+    except (*FAST_PATH_MISSES, _InputEnded):
         return None
     finally:
         _local.future = None
@@ -298,12 +296,3 @@ def usable(compiled) -> bool:
             and all(spec[0] != "graph" or not spec[2] for spec in lowered.out_specs)
             and hasattr(compiled.executable, "posting_run")
             and compiled.executable.runs_on_one_thread())
-
-
-def _misses():
-    from jitc.api import FAST_PATH_MISSES
-
-    return FAST_PATH_MISSES
-
-
-_MISSES = _misses()
