@@ -50,3 +50,24 @@ def test_an_in_place_update_of_a_cupy_array_is_seen_by_the_caller():
     want = step(want_w, g)
     np.testing.assert_array_equal(cp.asnumpy(dw), want_w)  # no FMA: NumPy's bits
     np.testing.assert_allclose(float(loss), want, rtol=1e-4)
+
+
+def test_later_calls_launch_directly_and_match_numpy_on_another_stream():
+    """The first call launches through numba; later ones through DirectLaunch (no numba
+    dispatcher), on whatever CuPy stream is current, with integer arguments (sizes) too."""
+    def f(x, y):
+        return np.tanh(x) * y + 1.5, (x * y).sum(axis=1)
+
+    g = jitc.jit(f, backend="cuda")
+    x, y = (RNG.standard_normal((300, 70)).astype(np.float32) for _ in range(2))
+    first = g(cp.asarray(x), cp.asarray(y))
+    executable = g._last_compiled.executable
+    assert any(executable.direct), "no step launches directly after the first call"
+    with cp.cuda.Stream():
+        for k in range(3):
+            xk, yk = x + k, y * k
+            z, s = g(cp.asarray(xk), cp.asarray(yk))
+            want_z, want_s = f(xk, yk)
+            np.testing.assert_allclose(cp.asnumpy(z), want_z, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(cp.asnumpy(s), want_s, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(cp.asnumpy(first[0]), f(x, y)[0], rtol=1e-5, atol=1e-5)

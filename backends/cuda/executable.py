@@ -59,6 +59,8 @@ class CudaExecutable:
         self.functions = {k.name: modules.load(k) for k in self.program.kernels}
         self.configs = [launch.config(s.kernel, policy) if isinstance(s, Launch) else None
                         for s in self.program.steps]
+        # Per step, the device's faster launch once the kernel has launched once (CuPy's).
+        self.direct = [None] * len(self.program.steps)
         self.uses_err = any(k.uses_err for k in self.program.kernels)
         self.constants = {}
         self.n_params = len(graph.params)
@@ -106,9 +108,9 @@ class CudaExecutable:
             else:
                 bufs.append(dev.empty(b.size, b.dtype))
         err = dev.zeros_int32(1) if self.uses_err else None
-        for step, cfg in zip(self.program.steps, self.configs):
+        for i, (step, cfg) in enumerate(zip(self.program.steps, self.configs)):
             if isinstance(step, Launch):
-                self._launch(step, cfg, bufs, err)
+                self._launch(i, step, cfg, bufs, err)
             elif isinstance(step, LibraryDot):
                 self._library_dot(step, bufs)
             elif isinstance(step, Raise):
@@ -137,7 +139,7 @@ class CudaExecutable:
             self.constants[bid] = self.device.upload(b.value)
         return self.constants[bid]
 
-    def _launch(self, step: Launch, cfg: launch.Config, bufs, err):
+    def _launch(self, i: int, step: Launch, cfg: launch.Config, bufs, err):
         if cfg.empty:
             return
         k = step.kernel
@@ -146,7 +148,12 @@ class CudaExecutable:
         if k.uses_err:
             args.append(err)
         args += k.sizes
-        self.device.launch(self.functions[k.name], cfg.grid, cfg.block, args)
+        direct = self.direct[i]
+        if direct is not None:
+            direct(args)
+        else:
+            self.direct[i] = self.device.launch(self.functions[k.name], cfg.grid, cfg.block,
+                                                args)
 
     def _library_dot(self, step: LibraryDot, bufs):
         """cuBLAS through cupy.matmul on (B, M, K) x (B, K, N) views (GPU with CuPy only)."""
