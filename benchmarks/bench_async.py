@@ -1,9 +1,10 @@
 """Async dispatch (issue 16): a loop of LSTM steps whose Python work overlaps the compute.
 
-    python -m benchmarks.bench_async [--hidden 60] [--steps 100] [--rounds 7]
+    python -m benchmarks.bench_async [--hidden 60] [--steps 100] [--rounds 7] [--prepare-us 10]
 
-Each step prepares the next input in Python (`prepare`: a little NumPy and a Python loop,
-about 10 µs) and runs one step of W4's 3-layer LSTM (benchmarks/workloads.py make_lstm) on
+Each step prepares the next input in Python (`prepare`: a little NumPy and a Python loop
+whose length is calibrated at start so that it takes --prepare-us, the issue's ~10 µs) and
+runs one step of W4's 3-layer LSTM (benchmarks/workloads.py make_lstm) on
 it. Four loops compute the same final state: `sync` calls the jitted step; `naive` submits
 each call to a one-thread concurrent.futures.ThreadPoolExecutor, passing the previous
 step's future, which the pool thread waits for; `submit` chains jitc's futures
@@ -34,7 +35,7 @@ from benchmarks.workloads import _normal, _rng, make_lstm  # noqa: E402
 SHORT_SWITCH = 50e-6  # sys.setswitchinterval for the last loop (CPython's default: 5 ms)
 
 
-def setup(hidden, steps):
+def setup(hidden, steps, prepare_us=10.0):
     """(jitted step: (x, state) -> state, the initial state, prepare(t) -> x)."""
     import jitc
 
@@ -48,13 +49,28 @@ def setup(hidden, steps):
     state = tuple((_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5))
                   for _ in range(3))
 
+    loop = [150]
+
     def prepare(t):  # the caller's own work for the next step
         s = 0
-        for i in range(150):
+        for i in range(loop[0]):
             s += i * i
         return ((raw[t] - np.float32(0.1)) * np.float32(0.5)).reshape(1, hidden)
 
+    for _ in range(3):  # scale the loop until prepare takes prepare_us
+        loop[0] = max(1, round(loop[0] * prepare_us / (_time(prepare, steps) * 1e6)))
     return jitc.jit(step), state, prepare
+
+
+def _time(prepare, steps, n=1000):
+    """Seconds per prepare call, the best of 5 runs of n."""
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for i in range(n):
+            prepare(i % steps)
+        best = min(best, (time.perf_counter() - t) / n)
+    return best
 
 
 def loops(step, state, prepare, steps):
@@ -95,8 +111,10 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=60)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--prepare-us", type=float, default=10.0,
+                        help="the Python work per step (the issue's ~10 µs)")
     args = parser.parse_args(argv)
-    step, state, prepare = setup(args.hidden, args.steps)
+    step, state, prepare = setup(args.hidden, args.steps, args.prepare_us)
     runs = loops(step, state, prepare, args.steps)
     expected = runs["sync"]()
     for name, run in runs.items():
