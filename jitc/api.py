@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from jitc import config, tiered
+from jitc.device_arrays import has_cuda_array_interface, is_device_array
 from jitc.dtypes import SUPPORTED, type_str
 from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
 from jitc.failures import KERNEL_FAILURES
@@ -47,8 +48,10 @@ def _leaf_signature(leaf):
         return leaf.shape, leaf.dtype
     if isinstance(leaf, np.ndarray):  # a subclass: compiled (or refused) for its own type
         return leaf.shape, leaf.dtype, t
-    if hasattr(leaf, "__array__") or hasattr(leaf, "__cuda_array_interface__"):
-        a = np.asarray(leaf) if not hasattr(leaf, "__cuda_array_interface__") else leaf
+    if has_cuda_array_interface(leaf):
+        return tuple(leaf.shape), np.dtype(leaf.dtype)
+    if hasattr(leaf, "__array__"):
+        a = np.asarray(leaf)
         return tuple(a.shape), np.dtype(a.dtype)
     return ("object", t)
 
@@ -251,11 +254,6 @@ def _has_dask(leaves) -> bool:
         type(x).__module__.startswith("dask.array") for x in leaves)
 
 
-def _on_device(x) -> bool:
-    """A device array (CuPy, numba, numba's simulator): the backend takes it as it is."""
-    return getattr(type(x), "__cuda_ndarray__", False) or hasattr(x, "__cuda_array_interface__")
-
-
 def _repeats(leaves) -> tuple:
     """(j, i) for every array passed again as leaf j after leaf i: one buffer in the trace."""
     if len(leaves) < 2:
@@ -286,7 +284,7 @@ def write_back(dst, value):
         return
     if isinstance(dst, np.ndarray):
         np.copyto(dst, value, casting="no")
-    elif _on_device(dst):
+    elif is_device_array(dst):
         dst[...] = value
 
 
@@ -414,12 +412,12 @@ class Compiled:
     def call_flat(self, leaves):
         for i, dtypes in self.lowered.int_ranges.items():
             _check_int_range(leaves[i], dtypes, self.lowered.arg_names[i])
-        arrays = [leaf if type(leaf) is np.ndarray or _on_device(leaf)
+        arrays = [leaf if type(leaf) is np.ndarray or is_device_array(leaf)
                   else np.asarray(leaf, dtype=t[1])
                   for leaf, t in zip(leaves, self.lowered.arg_types)]
         captured = [place.get() for place, _ in self.lowered.captured]
         for array, (_, (shape, dtype)) in zip(captured, self.lowered.captured):
-            if not (isinstance(array, np.ndarray) or _on_device(array)) \
+            if not (isinstance(array, np.ndarray) or is_device_array(array)) \
                     or array.shape != shape or array.dtype != dtype:
                 raise StaleCapture()
         if self.lowered.writebacks:
@@ -529,7 +527,8 @@ class Compiled:
                     raise TypeError(f"argument {name!r}: expected a Python scalar, got "
                                     f"{type(leaf).__name__}")
                 continue
-            got = leaf if isinstance(leaf, np.ndarray) or _on_device(leaf) else np.asarray(leaf)
+            on_host = not (isinstance(leaf, np.ndarray) or is_device_array(leaf))
+            got = np.asarray(leaf) if on_host else leaf
             if got.dtype != dtype:
                 raise TypeError(f"argument {name!r}: expected dtype {dtype}, got {got.dtype} "
                                 f"(compiled for {type_str(shape, dtype)})")

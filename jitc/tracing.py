@@ -9,6 +9,7 @@ import numpy as np
 from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.capture import DEPTH, Place, is_state_object
 from jitc.creation import creating_traced_arrays
+from jitc.device_arrays import has_cuda_array_interface
 from jitc.dtypes import check_rank, check_supported
 from jitc.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.masked import Masked
@@ -30,7 +31,7 @@ def _abstract(leaf, name):
         return check_rank(leaf.shape, what), leaf.dtype, False, False
     if isinstance(leaf, np.generic):
         return (), check_supported(leaf.dtype, what), False, True
-    if hasattr(leaf, "__cuda_array_interface__"):  # a device array (CuPy): no host copy
+    if has_cuda_array_interface(leaf):  # a device array (CuPy): no host copy
         shape = check_rank(tuple(leaf.shape), what)
         return shape, check_supported(leaf.dtype, what), False, False
     _refuse_other_array_semantics(leaf, what)

@@ -29,11 +29,6 @@ import numpy as np
 from jitc.backends.cuda import toolchain
 
 
-def is_device_array(x) -> bool:
-    return (getattr(type(x), "__cuda_ndarray__", False)
-            or hasattr(x, "__cuda_array_interface__"))
-
-
 def is_numba_array(x) -> bool:
     return bool(getattr(type(x), "__cuda_ndarray__", False))
 
@@ -160,6 +155,8 @@ class CupyDevice:
         return self.cp.zeros(size, dtype=np.int32)
 
     def adopt(self, x):
+        if type(x) is self.cp.ndarray and x.flags.c_contiguous:  # the common case, cheaply
+            return x.reshape(-1)
         return self.cp.ascontiguousarray(self.cp.asarray(x)).reshape(-1)
 
     def copy(self, buf):
@@ -212,6 +209,9 @@ class DirectLaunch:
     """
 
     def __init__(self, kernel, config, integer_types, device):
+        from cuda.core import launch
+
+        self.launch = launch
         self.kernel = kernel
         self.config = config
         self.integer_types = integer_types  # per argument: None for an array
@@ -237,8 +237,6 @@ class DirectLaunch:
         return cls(kernel, LaunchConfig(grid=grid, block=block), integer_types, device)
 
     def __call__(self, args):
-        from cuda.core import launch
-
         flat = []
         for a, integer in zip(args, self.integer_types):
             if integer is None:
@@ -246,7 +244,7 @@ class DirectLaunch:
                 flat += (0, 0, n, itemsize, a.data.ptr, n, itemsize)
             else:
                 flat.append(integer(a))
-        launch(self.device.numba_stream(), self.config, self.kernel, *flat)
+        self.launch(self.device.numba_stream(), self.config, self.kernel, *flat)
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import numpy as np
 
 from jitc import config, failures
 from jitc.backends.cuda import launch, modules
-from jitc.backends.cuda.device import current, is_device_array, is_numba_array
+from jitc.backends.cuda.device import current, is_numba_array
 from jitc.backends.cuda.lowering import (
     ERR_INDEX,
     ERR_NEGATIVE_POWER,
@@ -30,6 +30,7 @@ from jitc.backends.cuda.lowering import (
     ERR_SINGULAR,
 )
 from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
+from jitc.device_arrays import is_device_array
 from jitc.ir import Graph
 
 # The simulator runs one kernel at a time per process (a global kernel context).
