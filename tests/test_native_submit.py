@@ -216,3 +216,21 @@ FORK_CHILD = textwrap.dedent("""
 
 def test_a_forked_child_gets_a_native_worker_of_its_own(tmp_path):
     assert script_output(tmp_path, FORK_CHILD) == ["0", "True", "True"]
+
+
+def test_a_full_ring_keeps_the_status_a_queued_job_will_read():
+    """A job reads its input's status when it starts: the input's slot in the ring must not
+    go to a new job before then, even once the input's own status has been read (here the
+    input ends, then the ring fills while another long job runs before its dependent)."""
+    from jitc.backends.cpu.worker import RING_JOBS
+
+    f = compiled(affine, X, 1.0)
+    HEAVY = compiled(heavy, BIG)
+    first = HEAVY.submit(BIG)
+    between = HEAVY.submit(BIG)  # runs between `first` and its dependent
+    dependent = HEAVY.submit(first)
+    futures = [f.submit(X, float(k)) for k in range(RING_JOBS + 100)]
+    np.testing.assert_allclose(dependent.result(), heavy(heavy(BIG)), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(between.result(), heavy(BIG), rtol=1e-14, atol=0)
+    for k, fut in enumerate(futures):
+        np.testing.assert_array_equal(fut.result(), X * 0.5 + k)

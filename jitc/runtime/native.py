@@ -36,6 +36,10 @@ from jitc.errors import SignatureMiss
 
 _lock = threading.Lock()  # posts, the in-flight queue and settling
 _inflight: collections.deque = collections.deque()  # NativeFutures whose status is unread
+# (job, its oldest input's job) of posted jobs with inputs, kept until they have run: the
+# worker reads an input's status in the input's slot when it starts the job, so that slot
+# must not be reused before (a sliding-window minimum: the oldest input comes first)
+_needed: collections.deque = collections.deque()
 _local = threading.local()  # the submit in progress on this thread: its future and inputs
 _watched: set = set()  # NativeFutures that something waits on, not yet settled
 _watch = threading.Condition(threading.Lock())
@@ -182,6 +186,7 @@ def _forget_after_fork():
     the parent's in-flight calls are not its own (it cannot wait for them)."""
     global _lock, _watch, _conditions
     _inflight.clear()
+    _needed.clear()
     _watched.clear()
     _watcher.clear()
     _lock, _conditions = threading.Lock(), threading.Lock()
@@ -244,13 +249,25 @@ def post(state, table, arrays) -> None:
                 elif f._status:
                     raise _InputEnded()  # failed or cancelled since submit looked
             oldest = _inflight[0]._job if _inflight else worker.submitted()
+            wait_for = oldest  # the ring is full: the oldest job's status is still unread,
+            if _needed:  # or a job still to run will read an older one's
+                done = worker.done()
+                while _needed and _needed[0][0] < done:
+                    _needed.popleft()
+                if _needed and _needed[0][1] < oldest:
+                    oldest, wait_for = _needed[0][1], _needed[0][0]
             job = worker.post(oldest + RING_JOBS, state, table, *deps)
             if job >= 0:
                 break
             if job == REFUSED:
                 raise SignatureMiss()
-            worker.wait(oldest)  # the ring is full: the oldest job's status is still unread
+            worker.wait(wait_for)
             _reap(worker)
+        read = [d for d in deps if d >= 0]
+        if read:
+            while _needed and _needed[-1][1] >= min(read):
+                _needed.pop()
+            _needed.append((job, min(read)))
         future._job, future._keep = job, (table, arrays)
         _inflight.append(future)
 
