@@ -71,3 +71,26 @@ def test_later_calls_launch_directly_and_match_numpy_on_another_stream():
             np.testing.assert_allclose(cp.asnumpy(z), want_z, rtol=1e-5, atol=1e-5)
             np.testing.assert_allclose(cp.asnumpy(s), want_s, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(cp.asnumpy(first[0]), f(x, y)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_a_direct_launch_made_on_one_gpu_goes_through_numba_on_another(monkeypatch):
+    """The compiled kernel of a DirectLaunch belongs to the GPU it first ran on: with another
+    GPU current, the call launches through numba (simulated here by the GPU it notes)."""
+    from jitc.backends.cuda import device
+
+    g = jitc.jit(lambda x: np.exp(x) * 2.0, backend="cuda")
+    x = RNG.standard_normal(1000).astype(np.float32)
+    g(cp.asarray(x))
+    directs = [d for d in g._last_compiled.executable.direct if d is not None]
+    assert directs
+    through_numba, numba_launch = [], device.CupyDevice.launch
+
+    def counted(self, fn, grid, block, args):
+        through_numba.append(fn)
+        return numba_launch(self, fn, grid, block, args)
+
+    monkeypatch.setattr(device.CupyDevice, "launch", counted)
+    for d in directs:
+        d.gpu = -1
+    np.testing.assert_allclose(cp.asnumpy(g(cp.asarray(x))), np.exp(x) * 2.0, rtol=1e-6)
+    assert len(through_numba) == len(directs)

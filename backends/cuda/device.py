@@ -205,10 +205,12 @@ class DirectLaunch:
     Arguments are marshalled as numba marshals them (numba_cuda's `_Kernel._prepare_args`):
     a 1-D C-contiguous array as meminfo, parent, size, itemsize, data pointer, shape and
     stride; an integer as its C type. Those are the only arguments jitc's kernels take; a
-    kernel with any other is left to numba (`of` returns None).
+    kernel with any other is left to numba (`of` returns None). The compiled kernel belongs
+    to the GPU current at its first launch: a launch while another GPU is current goes
+    through numba, which loads the kernel there.
     """
 
-    def __init__(self, kernel, config, integer_types, device):
+    def __init__(self, kernel, config, integer_types, device, numba_launch):
         from cuda.core import launch
 
         self.launch = launch
@@ -216,6 +218,8 @@ class DirectLaunch:
         self.config = config
         self.integer_types = integer_types  # per argument: None for an array
         self.device = device
+        self.gpu = device.cp.cuda.runtime.getDevice()
+        self.numba_launch = numba_launch  # (fn, grid, block)
 
     @classmethod
     def of(cls, fn, grid, block, views, device):
@@ -234,9 +238,13 @@ class DirectLaunch:
             else:
                 return None
         kernel = compiled._codelibrary.get_cufunc().kernel
-        return cls(kernel, LaunchConfig(grid=grid, block=block), integer_types, device)
+        return cls(kernel, LaunchConfig(grid=grid, block=block), integer_types, device,
+                   (fn, grid, block))
 
     def __call__(self, args):
+        if self.device.cp.cuda.runtime.getDevice() != self.gpu:
+            self.device.launch(*self.numba_launch, args)
+            return
         flat = []
         for a, integer in zip(args, self.integer_types):
             if integer is None:
