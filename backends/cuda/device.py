@@ -142,8 +142,13 @@ class CupyDevice:
 
     @property
     def stream(self):
+        """numba's wrapper of CuPy's current stream, made once per stream."""
         ptr = self.cp.cuda.get_current_stream().ptr
-        return self.cuda.external_stream(ptr) if ptr else self.cuda.default_stream()
+        stream = self._streams.get(ptr)
+        if stream is None:
+            stream = self.cuda.external_stream(ptr) if ptr else self.cuda.default_stream()
+            self._streams[ptr] = stream
+        return stream
 
     def upload(self, host: np.ndarray):
         return self.cp.asarray(np.ascontiguousarray(host).reshape(-1))
@@ -169,14 +174,6 @@ class CupyDevice:
                  if isinstance(a, self.cp.ndarray) else a for a in args]
         fn[grid, block, self.stream](*views)
         return DirectLaunch.of(fn, grid, block, views, self)
-
-    def numba_stream(self):
-        """numba's wrapper of CuPy's current stream, made once per stream."""
-        ptr = self.cp.cuda.get_current_stream().ptr
-        stream = self._streams.get(ptr)
-        if stream is None:
-            stream = self._streams[ptr] = self.stream
-        return stream
 
     def matmul(self, lhs3, rhs3, out3):
         self.cp.matmul(lhs3, rhs3, out=out3)
@@ -218,7 +215,8 @@ class DirectLaunch:
         self.config = config
         self.integer_types = integer_types  # per argument: None for an array
         self.device = device
-        self.gpu = device.cp.cuda.runtime.getDevice()
+        self.current_gpu = device.cp.cuda.runtime.getDevice
+        self.gpu = self.current_gpu()
         self.numba_launch = numba_launch  # (fn, grid, block)
 
     @classmethod
@@ -242,7 +240,7 @@ class DirectLaunch:
                    (fn, grid, block))
 
     def __call__(self, args):
-        if self.device.cp.cuda.runtime.getDevice() != self.gpu:
+        if self.current_gpu() != self.gpu:
             self.device.launch(*self.numba_launch, args)
             return
         flat = []
@@ -252,7 +250,7 @@ class DirectLaunch:
                 flat += (0, 0, n, itemsize, a.data.ptr, n, itemsize)
             else:
                 flat.append(integer(a))
-        self.launch(self.device.numba_stream(), self.config, self.kernel, *flat)
+        self.launch(self.device.stream, self.config, self.kernel, *flat)
 
 
 @functools.cache

@@ -263,11 +263,11 @@ def post(state, table, arrays) -> None:
                 raise SignatureMiss()
             worker.wait(wait_for)
             _reap(worker)
-        read = [d for d in deps if d >= 0]
-        if read:
-            while _needed and _needed[-1][1] >= min(read):
+        first = min((d for d in deps if d >= 0), default=None)
+        if first is not None:
+            while _needed and _needed[-1][1] >= first:
                 _needed.pop()
-            _needed.append((job, min(read)))
+            _needed.append((job, first))
         future._job, future._keep = job, (table, arrays)
         _inflight.append(future)
 
