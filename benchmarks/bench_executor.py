@@ -87,6 +87,14 @@ def sample(fn, n):
     return (time.perf_counter() - t0) / n
 
 
+def _tasks(chains) -> str:
+    """A group's tasks: "24 tasks", or "4 tasks of 1-2 kernels" where chains run in them."""
+    lengths = sorted({len(c) for c in chains})
+    span = "" if lengths == [1] else \
+        f" of {lengths[0]}-{lengths[-1]}" if len(lengths) > 1 else f" of {lengths[0]}"
+    return f"{len(chains)} tasks{span and span + ' kernels'}"
+
+
 def time_case(name, fn, fargs, rounds):
     """One table row: fn compiled with and without the concurrent schedule, timed
     alternately (and NumPy beside them)."""
@@ -103,7 +111,7 @@ def time_case(name, fn, fargs, rounds):
         runs["concurrent" if concurrent else "sequential"] = functools.partial(f, *fargs)
     tiered.wait()  # each function's own driver compiles in the background after its first call
     config.CONCURRENT = True
-    launches = jitc.jit(fn).lower(*fargs).compile().executable.launch_kernels
+    launches = jitc.jit(fn).lower(*fargs).compile().executable.launch_chains
     n = max(1, int(0.02 / min(sample(call, 20) for call in runs.values())))
     times = {k: [] for k in runs}
     for r in range(rounds):  # each first in every other round: a pool spinning after the
@@ -113,10 +121,10 @@ def time_case(name, fn, fargs, rounds):
     numpy_call = functools.partial(fn, *fargs)
     times["NumPy"] = [sample(numpy_call, n) for _ in range(rounds)]
     med = {k: statistics.median(v) for k, v in times.items()}
-    kernels = sum(map(len, launches))
-    groups = [len(m) for m in launches if len(m) > 1]
-    sizes = ", ".join(map(str, groups)) if len(groups) <= 4 else \
-        f"{len(groups)}, the largest of {max(groups)}"
+    kernels = sum(len(chain) for chains in launches for chain in chains)
+    groups = [chains for chains in launches if sum(map(len, chains)) > 1]
+    sizes = ", ".join(map(_tasks, groups)) if len(groups) <= 4 else \
+        f"{len(groups)}, the largest of {max(map(len, groups))} tasks"
     return [name, f"{kernels} kernels, {len(launches)} launches (groups: {sizes or 'none'})",
             f"{med['sequential'] * 1e6:.1f} µs", f"{med['concurrent'] * 1e6:.1f} µs",
             f"{med['concurrent'] / med['sequential']:.2f}x",

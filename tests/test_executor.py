@@ -45,20 +45,27 @@ def _compiled(fn, args, concurrent, monkeypatch):
 
 
 def _groups(compiled):
-    return [m for m in compiled.executable.launch_kernels if len(m) > 1]
+    """Per group launch, the lengths of its chains (the kernels one task runs in turn)."""
+    return [[len(c) for c in chains] for chains in compiled.executable.launch_chains
+            if sum(map(len, chains)) > 1]
 
 
 def _in_turn(compiled, reverse: bool):
-    """Make each group of `compiled` run its members one by one on the calling thread (its
-    launch's work 0), in reverse order if `reverse` (a group's table rows are independent:
-    each holds its member's pack offset from the table's start)."""
+    """Make each group of `compiled` run its chains one by one on the calling thread (its
+    launch's work 0), in reverse order if `reverse` (a group's chains are independent: each
+    kernel's entry holds its pack offset from the table's start)."""
     n = compiled.executable.state
     for e in range(n[LAUNCH_TABLE], n[LAUNCH_TABLE] + LAUNCH_ENTRY * n[LAUNCHES], LAUNCH_ENTRY):
         if n[e] == launcher.group_address():
             n[e + 3] = 0
             at, count = n[PACKS] + n[e + 1], n[e + 2]
-            rows = n[at:at + launcher.GROUP_ENTRY * count].reshape(count, -1).copy()
-            n[at:at + rows.size] = (rows[::-1] if reverse else rows).ravel()
+            starts = n[at:at + count + 1].copy()
+            chains = [n[at + a:at + b].copy() for a, b in zip(starts, starts[1:])]
+            if reverse:
+                chains.reverse()
+                starts[1:] = starts[0] + np.cumsum([len(c) for c in chains])
+                n[at:at + count + 1] = starts
+                n[at + starts[0]:at + starts[-1]] = np.concatenate(chains)
 
 
 def _check(compiled, fn, args, calls=1, rtol=1e-13):
@@ -83,14 +90,16 @@ def test_independent_heads_match_numpy_with_and_without_concurrency(concurrent, 
     if blas:
         monkeypatch.setattr(dot, "BLAS_MIN_FLOPS", 1)
     compiled = _compiled(heads, (X, W, B), concurrent, monkeypatch)
-    # concurrent: the heads' first kernels run as a group (their temporaries got arena
-    # bytes of their own), then their second kernels, two by two (two write into a result
-    # the other two's join reads); sequential: one launch per kernel. With BLAS: the dots,
-    # their epilogues, the second dots (into a result or the dots' own local temporaries),
-    # then the joins
-    groups = [len(g) for g in _groups(compiled)]
-    assert groups == ([4, 4, 4, 2] if blas else [4, 2, 2]) if concurrent else not groups
     _check(compiled, heads, (X, W, B), calls=20)
+    # concurrent: the heads' first kernels run as a group (their temporaries got arena
+    # bytes of their own), the second kernels of two heads in their first kernels' tasks,
+    # then the other two (they write into a result the first two's join reads) as a group;
+    # sequential: one launch per kernel. With BLAS: one task per head runs its dot, its
+    # epilogue and its second dot (into a result or the dots' own local temporaries), then
+    # the joins
+    groups = _groups(compiled)
+    assert groups == ([[3, 3, 3, 3], [1, 1]] if blas else [[2, 2, 1, 1], [1, 1]]) \
+        if concurrent else not groups
 
 
 def minus_a_product(x, W):
@@ -201,9 +210,10 @@ def test_random_branchy_graphs_match_numpy(spec):
     kernels = compiled.executable.program.kernels
     order = [m for launch in compiled.executable.launch_kernels for m in launch]
     assert sorted(order) == list(range(len(kernels)))
-    for launch in compiled.executable.launch_kernels:  # a group's members are independent
-        for i, a in enumerate(launch):
-            assert not any(_conflict(kernels[a], kernels[b]) for b in launch[i + 1:])
+    for chains in compiled.executable.launch_chains:  # a group's chains are independent
+        for i, chain in enumerate(chains):
+            assert not any(_conflict(kernels[a], kernels[b])
+                           for other in chains[i + 1:] for a in chain for b in other)
     position = {k: i for i, k in enumerate(order)}  # and dependent kernels keep their order
     for a in range(len(kernels)):
         for b in range(a + 1, len(kernels)):

@@ -26,6 +26,7 @@ from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
+from jitc.backends.cpu.schedule import chain_works
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
 
@@ -74,7 +75,7 @@ from numpy.linalg import LinAlgError
 class Emitted:
     kernel_sources: list  # distinct kernel module sources
     source_of_kernel: list  # per program kernel, the index of its source in kernel_sources
-    launch_kernels: list  # per launch, the program kernels it runs
+    launch_chains: list  # per launch, its chains: program kernels one task runs in turn
     driver_source: str
     wide: bool  # the driver is WIDE_DRIVER_SOURCE: its arrays come collected (wide.py)
     slots: list  # header and size slots
@@ -264,8 +265,9 @@ WIDE_JOB_LINES = _wide_lines(f"return {MISSED}") + ["return failed"]
 
 
 def emit(program: Program, launches: list | None = None) -> Emitted:
-    """The driver source and its state vector; `launches`: the program kernels each launch
-    runs, in order (schedule.launches; default: each kernel alone, in program order).
+    """The driver source and its state vector; `launches`: per launch, in order, the chains
+    of program kernels it runs (schedule.chained; default: each kernel alone, in program
+    order).
 
     The driver is a loop over a launch table, so its source (and its compile time) depends
     on the function's arguments and results only, not on how many kernels it runs. State:
@@ -281,8 +283,10 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     A function with more than MAX_NARROW_ARRAYS arrays runs the one WIDE_DRIVER_SOURCE
     instead, its arrays collected into a table (wide.py); any state has the WIDE section,
     so that the first calls of any function can run it too. A group's launch runs launcher.py's
-    `group` over a table in the packs: per member, its kernel's address (kernel_slots), its
-    pack's offset from the table and its rows."""
+    `group` over a table in the packs, whose rows are its chains: each chain's first entry
+    (int64s from the table; one more for the end of the last chain), then per kernel of
+    each chain in turn its address (kernel_slots), its pack's offset from the table and its
+    rows."""
     n_params = len(program.params)
     n_results = len(program.results)
     arrays = program.params + program.results
@@ -331,29 +335,33 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
                          (buf.index if buf.source == "temp" else 0) + buf.offset]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
     if launches is None:
-        launches = [[i] for i in range(len(program.kernels))]
+        launches = [[(i,)] for i in range(len(program.kernels))]
     table: list[list[int]] = []
     kernel_slots: list[tuple] = []
-    for members in launches:
-        if len(members) == 1:
-            (i,) = members
+    for chains in launches:
+        if len(chains) == 1 and len(chains[0]) == 1:
+            (i,), = chains
             kernel = program.kernels[i]
             kind = _KIND[kernel.error] if kernel.error else 3
             table.append([i, pack_of_kernel[i], kernel.rows, kernel.work, kind])
             continue
         at = len(packs)
-        for j, i in enumerate(members):
-            kernel_slots.append((at + GROUP_ENTRY * j, i))
+        starts = [len(chains) + 1]  # each chain's first entry, from the table
+        for chain in chains:
+            starts.append(starts[-1] + GROUP_ENTRY * len(chain))
+        packs += starts
+        for i in (i for chain in chains for i in chain):
+            kernel_slots.append((len(packs), i))
             packs += [0, pack_of_kernel[i] - at, program.kernels[i].rows]
-        work = group_work([program.kernels[i].work for i in members])
-        table.append([GROUP, at, len(members), work, 3])
+        work = group_work(chain_works(chains, program.kernels))
+        table.append([GROUP, at, len(chains), work, 3])
     slots = sz.values
     header = [0, len(table), len(slots), len(pointers) // POINTER_ENTRY,
               len(slots) + LAUNCH_ENTRY * len(table), 0, program.temp_bytes, wide_at, 0]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[:len(header)] = header
 
-    return Emitted(sources, source_of_kernel, [list(m) for m in launches], driver, wide, slots,
+    return Emitted(sources, source_of_kernel, launches, driver, wide, slots,
                    table, pointers, constant_pointers, packs, kernel_slots,
                    list(program.constants))
 

@@ -45,7 +45,10 @@ class CpuExecutable:
         else:
             self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
         emitted = emit(self.program, launches)
-        self.launch_kernels = emitted.launch_kernels
+        self.launch_chains = emitted.launch_chains
+        # per launch, the program kernels it runs
+        self.launch_kernels = [[i for chain in chains for i in chain] for chains in
+                               emitted.launch_chains]
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])
         if config.DUMP_DIR:
             os.makedirs(config.DUMP_DIR, exist_ok=True)

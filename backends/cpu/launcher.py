@@ -7,10 +7,11 @@ with a prange costs ~0.4 s to compile, a serial kernel ~0.1 s. Its source is loa
 cache.py like generated code, so its cache files are private and sealed too (never beside
 the installed package, never in numba's own cache directories).
 
-A group (schedule.py) is launched as one more kernel, `group`, whose rows are its member
-kernels: its pack is a table of (kernel address, pack offset from the table, rows) per
-member, and a row runs that member over all its rows. The launcher splits it like any kernel,
-into one task per member when the group is worth running concurrently (group_work).
+A group (schedule.py) is launched as one more kernel, `group`, whose rows are its chains of
+kernels: its pack is a table of each chain's first entry, then (kernel address, pack offset
+from the table, rows) per kernel, chain after chain, and a row runs its chain's kernels in
+turn, each over all its rows. The launcher splits it like any kernel, into one task per
+chain when the group is worth running concurrently (group_work).
 """
 
 from __future__ import annotations
@@ -66,11 +67,10 @@ def launch(kernel, pack, rows, work):
 
 @cfunc(KERNEL_SIGNATURE, nogil=True, cache=persistent())
 def group(table, lo, hi):
-    t = carray(table, ({GROUP_ENTRY} * hi,))
+    t = carray(table, (carray(table, (hi + 1,))[hi],))
     at = pointer_address(table)
     failed = 0
-    for i in range(lo, hi):
-        e = {GROUP_ENTRY} * i
+    for e in range(t[lo], t[hi], {GROUP_ENTRY}):
         failed |= call_kernel(t[e], at + 8 * t[e + 1], 0, t[e + 2])
     return failed
 '''
@@ -82,9 +82,9 @@ def splits(rows: int, work: int) -> bool:
 
 
 def group_work(works: list) -> int:
-    """The work `launch` is given for a group of kernels of these works: enough for one task
-    per member when the work beside the largest is GROUP_MIN_WORK or more, else 0 (one
-    thread runs the members in turn)."""
+    """The work `launch` is given for a group of chains of these works: enough for one task
+    per chain when the work beside the largest is GROUP_MIN_WORK or more, else 0 (one
+    thread runs the chains in turn)."""
     if sum(works) - max(works) < GROUP_MIN_WORK:
         return 0
     return len(works) * CHUNK_MIN_WORK

@@ -17,6 +17,10 @@ their successors: numba's prange gives no way to spawn a task from a task, and a
 waits for another inside the region can wait for one TBB has queued behind it on the same
 thread; spinning on a descheduled peer is also what made OpenMP slow here (threads.py).
 With levels nothing waits inside a region: the driver's next launch is the barrier.
+A group whose members each depend on one task of the group just before it (no two on the
+same task) joins it instead (`chained`): each member runs in that task, after the kernels it
+depends on, so the two levels take one region and one barrier (the two layers of separate
+MLP heads: four tasks of two kernels each).
 
 `interleaved` reorders a fused graph's nodes by level first, so the buffer plan gives the
 values of independent branches their own arena bytes (in the traced order, branch after
@@ -150,24 +154,73 @@ def launches(kernels: list, aliases: dict, temps_data_only: bool = False) -> lis
     return out
 
 
+def chained(order: list, kernels: list, aliases: dict) -> list:
+    """`order` (launches of kernel indices) as launches of chains, the tuples of kernels one
+    task runs in turn: a group right after a group joins it when each of its members
+    conflicts with (touches bytes that one of the two writes) the kernels of at most one
+    chain, and no two members with the same chain; a member that conflicts with none
+    starts a chain of its own."""
+    touched: dict = {}
+
+    def conflict(a: int, b: int) -> bool:
+        for i in (a, b):
+            if i not in touched:
+                touched[i] = list(_accesses(kernels[i], aliases))
+        return any(sa == sb and s0 < e1 and s1 < e0 and (wa or wb)
+                   for sa, s0, e0, wa in touched[a] for sb, s1, e1, wb in touched[b])
+
+    out: list = []
+    for members in order:
+        joined = _join(out[-1], members, conflict) \
+            if out and len(out[-1]) > 1 and len(members) > 1 else None
+        if joined is None:
+            out.append([(i,) for i in members])
+        else:
+            out[-1] = joined
+    return out
+
+
+def _join(chains: list, members: list, conflict) -> list | None:
+    """`chains` with each of `members` appended to the one chain it conflicts with, or as
+    a chain of its own; None where a member conflicts with two chains, or two with one."""
+    joined, taken = list(chains), set()
+    for i in members:
+        hits = [c for c, chain in enumerate(chains) if any(conflict(i, k) for k in chain)]
+        if len(hits) > 1 or (hits and hits[0] in taken):
+            return None
+        if hits:
+            taken.add(hits[0])
+            joined[hits[0]] += (i,)
+        else:
+            joined.append((i,))
+    return joined
+
+
 def _concurrent(launches: list, kernels: list) -> bool:
-    """Does a group of these launches run its members concurrently (launcher.group_work)?"""
-    return any(len(m) > 1 and group_work([kernels[i].work for i in m]) for m in launches)
+    """Does a group of these launches (of chains) run its chains concurrently
+    (launcher.group_work)?"""
+    return any(len(chains) > 1 and group_work(chain_works(chains, kernels))
+               for chains in launches)
+
+
+def chain_works(chains: list, kernels: list) -> list:
+    return [sum(kernels[i].work for i in chain) for chain in chains]
 
 
 def schedule(graph: Graph, name: str) -> tuple:
-    """(graph, Program, launches) for the cpu driver: the program in the traced order and
-    one kernel per launch (as with JITC_CONCURRENT=0) unless some group would run its
-    members concurrently; then the interleaved order and its groups. Only graphs whose
+    """(graph, Program, launches of chains) for the cpu driver: the program in the traced
+    order and one kernel per launch (as with JITC_CONCURRENT=0) unless some group would run
+    its chains concurrently; then the interleaved order and its groups. Only graphs whose
     kernels, at their data dependencies alone, make such a group are planned twice: running
     a group's members in turn gains nothing, and the interleaved order may hold more values
     live at once (the LSTM step of benchmarks W4 ran 13% slower so)."""
     traced = plan_program(graph, name)
-    if not _concurrent(launches(traced.kernels, graph.aliases, True), traced.kernels):
+    if not _concurrent(chained(launches(traced.kernels, graph.aliases, True), traced.kernels,
+                               graph.aliases), traced.kernels):
         return graph, traced, None
     reordered, buffers = interleaved(graph)
     program = traced if reordered is graph else plan_program(reordered, name, buffers=buffers)
-    order = launches(program.kernels, graph.aliases)
+    order = chained(launches(program.kernels, graph.aliases), program.kernels, graph.aliases)
     if not _concurrent(order, program.kernels):
         return graph, traced, None
     return reordered, program, order
