@@ -26,8 +26,8 @@ from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
-from jitc.backends.cpu.schedule import chain_works
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
+from jitc.backends.cpu.schedule import chain_works
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
 
 # No fast-math: a kernel's answers are NumPy's. arcp turned x / y into x * (1 / y), which is
