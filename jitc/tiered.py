@@ -13,8 +13,10 @@ The same thread compiles the cpu backend's per-signature drivers in both modes
 The background thread is a daemon: a process that exits while it compiles does not wait
 for it, and the cache stays whole: files are written atomically, and numba's are used only
 once sealed, which the background thread does once it has compiled them all
-(backends/cpu/cache.py). os.fork (multiprocessing's fork start method) waits for it. A
-process that exits with only drivers left to compile waits for them (submit).
+(backends/cpu/cache.py). What it had left to compile is handed to a detached process that
+compiles it into the cache (backends/cpu/precompile.py), so that the next run of a short
+script finds its kernels. os.fork (multiprocessing's fork start method) waits for the
+thread. A process that exits with only drivers left to compile waits for them (submit).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Tiered:
     call runs, the reference tier's until the compiled tier is ready."""
 
     def __init__(self, lowered, graph):
+        from jitc import backends
         from jitc.api import Compiled
 
         self.name = lowered.jitted.__name__
@@ -66,7 +69,9 @@ class Tiered:
         self.ready = threading.Event()
         log.info("%s: kernels not cached: the reference tier (NumPy) runs until they compile "
                  "in the background", self.name)
-        submit(self._build, lowered, graph.copy())  # the reference tier reads `graph`
+        uncached = backends.get(lowered.jitted.backend).uncached
+        submit(self._build, lowered, graph.copy(),  # the reference tier reads `graph`
+               leftover=lambda: uncached(graph.copy()))
 
     def _build(self, lowered, graph):
         from jitc.api import Compiled
@@ -100,44 +105,71 @@ class Tiered:
 _jobs: queue.Queue = queue.Queue()
 _pending = [0]  # jobs submitted and not finished
 _finish_at_exit = [0]  # of those, the ones an exiting process waits for
+_unfinished: list = []  # those jobs: (fn, args, finish_at_exit, leftover)
 _idle = threading.Condition()
 _worker: list = []
 EXIT_WAIT = 30.0  # seconds an exiting process waits for them at most
 
 
-def submit(fn, *args, finish_at_exit: bool = False) -> None:
+def submit(fn, *args, finish_at_exit: bool = False, leftover=None) -> None:
     """Run fn(*args) on the background compile thread (also the cpu backend's drivers).
     `finish_at_exit`: a process that exits while only such jobs are pending waits for them
-    (a driver, ~0.35 s: else a short script never caches it and compiles it every run)."""
+    (a driver, ~0.35 s: else a short script never caches it and compiles it every run).
+    `leftover()`: the (source, runtime) pieces of the cpu backend's cache that the job
+    compiles and that are not cached, for a process that exits before it is done to hand on
+    (`_at_exit`)."""
+    job = (fn, args, finish_at_exit, leftover)
     with _idle:
         _pending[0] += 1
         _finish_at_exit[0] += finish_at_exit
+        _unfinished.append(job)
         if not _worker:
             _worker.append(threading.Thread(target=_run, name="jitc-compile", daemon=True))
             _worker[0].start()
             os.register_at_fork(before=_before_fork)
             atexit.register(_at_exit)
-    _jobs.put((fn, args, finish_at_exit))
+    _jobs.put(job)
 
 
 def _run() -> None:
     while True:
-        fn, args, finish_at_exit = _jobs.get()
+        job = _jobs.get()
+        fn, args, finish_at_exit, _ = job
         try:
             fn(*args)
         finally:
             with _idle:
                 _pending[0] -= 1
                 _finish_at_exit[0] -= finish_at_exit
+                _unfinished.remove(job)
                 _idle.notify_all()
 
 
 def _at_exit() -> None:
-    """Finish the pending jobs if all of them are to be finished at exit; a kernel compile
-    (tiered) may take seconds, and the process leaves without it."""
+    """Finish the pending jobs if all of them are to be finished at exit. A kernel compile
+    (tiered) may take seconds: the process leaves without it, and hands what its pending
+    jobs have left to compile to a detached process (backends/cpu/precompile.py)."""
     with _idle:
-        if _pending[0] and _pending[0] == _finish_at_exit[0]:
+        if not _pending[0]:
+            return
+        if _pending[0] == _finish_at_exit[0]:
             _idle.wait_for(lambda: _pending[0] == 0, EXIT_WAIT)
+            return
+        leftovers = [job[3] for job in _unfinished if job[3] is not None]
+    from jitc.backends.cpu.precompile import hand_on  # the only tiered backend's cache
+
+    sources: list = []
+    for leftover in leftovers:
+        try:
+            pieces = leftover()
+        except Exception as e:  # noqa: BLE001 - the next run compiles it and says why
+            log.warning("exit while compiling: not handed on (%s: %s)", type(e).__name__, e)
+            continue
+        sources += [piece for piece in pieces if piece not in sources]
+    pid = hand_on(sources)
+    if pid is not None:
+        log.info("exit while compiling: process %d compiles what was left (sources: %d) into "
+                 "the cache for the next run", pid, len(sources))
 
 
 def kernels_pending() -> bool:

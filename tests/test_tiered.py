@@ -8,9 +8,13 @@ JITC_COMPILE=tiered and a fresh cache directory, so its kernels are really not c
 
 import logging
 import os
+import re
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -184,7 +188,8 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_exit_while_compiling_does_not_hang_or_spoil_the_cache(tmp_path):
+def _exit_while_compiling(tmp_path):
+    """(child(how) -> (stdout, log), the pid the first child's exit handed its compiles to)."""
     env = dict(os.environ, JITC_COMPILE="tiered", JITC_CACHE_DIR=str(tmp_path / "cache"),
                JITC_LOG="compiles", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
@@ -194,13 +199,76 @@ def test_exit_while_compiling_does_not_hang_or_spoil_the_cache(tmp_path):
         assert run.returncode == 0, run.stderr
         return run.stdout.strip(), run.stderr
 
-    out, _ = child("exit")
+    out, log = child("exit")
     assert out == "compiling"
+    handed = re.search(r"exit while compiling: process (\d+) compiles what was left", log)
+    assert handed, log
+    return child, int(handed.group(1))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_exit_while_compiling_does_not_hang_or_spoil_the_cache(tmp_path):
+    """The process the exit handed its compiles to is killed at once: the cache holds
+    whatever it and the exiting thread left, and the next runs are still correct."""
+    child, pid = _exit_while_compiling(tmp_path)
+    os.kill(pid, signal.SIGKILL)
     out, log = child("wait")  # whatever the first left in the cache, correct results
     assert out == "ok" and "reference tier ran" in log and "compiled in the background" in log
     out, log = child("wait")  # sealed once compiled in the second: straight from the cache
     assert out == "ok" and "kernels cached: compiled tier" in log
     assert "reference tier ran" not in log
+
+
+def test_a_script_that_exits_while_compiling_finds_its_kernels_next_run(tmp_path):
+    """Three runs of a one-call script used to take the reference tier every time: each left
+    before its kernels compiled. Now the process its exit handed them to compiles them."""
+    child, pid = _exit_while_compiling(tmp_path)
+    deadline = time.monotonic() + WAIT
+    while not _gone(pid):
+        assert time.monotonic() < deadline, "the handed-on compile did not finish"
+        time.sleep(0.1)
+    out, log = child("wait")
+    assert out == "ok" and "kernels cached: compiled tier" in log
+    assert "reference tier ran" not in log
+    assert not list((tmp_path / "cache").glob("*.compile.json"))  # its request, removed
+
+
+def test_an_exit_hands_on_the_pieces_its_pending_jobs_left(monkeypatch, caplog):
+    """_at_exit with two kernel jobs pending: the pieces one has left are handed on; the
+    other, whose leftover cannot be planned, is named in a warning, not raised at exit."""
+    from jitc.backends.cpu import precompile
+
+    caplog.set_level(logging.INFO, logger="jitc")
+    handed, release = [], threading.Event()
+    monkeypatch.setattr(precompile, "hand_on", lambda sources: handed.append(sources) or 4242)
+
+    def unplannable():
+        raise ValueError("no plan")
+
+    tiered.submit(release.wait, leftover=lambda: [("kernel source", False)])
+    tiered.submit(release.wait, leftover=unplannable)
+    try:
+        tiered._at_exit()
+    finally:
+        release.set()
+    assert tiered.wait(WAIT)
+    assert handed == [[("kernel source", False)]]
+    assert "not handed on (ValueError: no plan)" in caplog.text
+    assert "process 4242 compiles what was left (sources: 1)" in caplog.text
+
+
+def test_nothing_is_handed_on_without_a_cache(monkeypatch):
+    from jitc.backends.cpu import precompile
+
+    monkeypatch.setattr(cache, "resolved", lambda: (None, None))
+    assert precompile.hand_on([("kernel source", False)]) is None
 
 
 # -- a function's own driver compiles in the background (backends/cpu/executable.py)

@@ -20,6 +20,27 @@ def cached(graph) -> bool:
     its own driver or else the wide driver, the collectors of a wide call) loaded or in the
     persistent cache, so that compiling it only loads machine code? Plans and emits the
     sources, compiles nothing."""
+    from jitc.backends.cpu import cache
+
+    return all(cache.is_cached(s, runtime=r) for s, r in _pieces(graph)[0])
+
+
+def uncached(graph) -> list:
+    """(source, runtime) of each piece not sealed on disk among those `cached` looks for and
+    the function's own driver: what to compile for a later process's first call of `graph`
+    to load machine code only (jitc/tiered.py hands them on when a process exits first)."""
+    from jitc.backends.cpu import cache
+
+    waited_for, driver = _pieces(graph)
+    own = [] if driver is None else [(driver, False)]
+    return [(s, r) for s, r in waited_for + own
+            if not cache.is_cached(s, runtime=r, loaded=False)]
+
+
+def _pieces(graph) -> tuple:
+    """([(source, runtime)] of the pieces a first call of `graph` waits for, the source of
+    its own driver, None if it runs the wide driver); runtime: a piece of the runtime
+    store."""
     from jitc.backends.cpu import cache, launcher, wide
     from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE, emit
     from jitc.backends.cpu.plan import plan_program
@@ -31,5 +52,5 @@ def cached(graph) -> bool:
         runtime += [WIDE_DRIVER_SOURCE, *wide.collector_sources(program.params + program.results)]
     elif not cache.is_cached(emitted.driver_source):  # the first calls run the wide driver
         runtime.append(WIDE_DRIVER_SOURCE)
-    return (all(cache.is_cached(s, runtime=True) for s in runtime)
-            and all(map(cache.is_cached, emitted.kernel_sources)))
+    return ([(s, True) for s in runtime] + [(s, False) for s in emitted.kernel_sources],
+            None if emitted.wide else emitted.driver_source)

@@ -151,6 +151,12 @@ def runtime_dir() -> str | None:
         return _runtime
 
 
+def resolved() -> tuple:
+    """(cache root, runtime store) as far as this process has resolved them, None for one
+    it has not or that is off; without the lock, which a compile in progress holds."""
+    return tuple(None if d is _UNRESOLVED else d for d in (_directory, _runtime))
+
+
 def turn_off(path: str, reason: OSError) -> None:
     """Compile from memory from now on, and say so once."""
     global _directory
@@ -201,14 +207,16 @@ def module_name(source: str) -> str:
     return "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
 
 
-def is_cached(source: str, subdir: str = "", runtime: bool = False) -> bool:
+def is_cached(source: str, subdir: str = "", runtime: bool = False,
+              loaded: bool = True) -> bool:
     """Would load_module(source, subdir, runtime=runtime) run compiled code without
-    compiling it: the module is loaded in this process, or its source and sealed numba files
-    are on disk, intact. Only reads files and takes no lock once the directories are
-    resolved, so a caller need not wait for a compile in progress (jitc/tiered.py decides by
-    it whether a first call waits for its kernels)."""
+    compiling it: the module is loaded in this process (unless not `loaded`: a module is
+    in sys.modules while it compiles), or its source and sealed numba files are on disk,
+    intact. Only reads files and takes no lock once the directories are resolved, so a
+    caller need not wait for a compile in progress (jitc/tiered.py decides by it whether a
+    first call waits for its kernels)."""
     name = module_name(source)
-    if name in sys.modules:
+    if loaded and name in sys.modules:
         return True
     places = []
     if runtime:

@@ -79,7 +79,9 @@ class CpuExecutable:
         self._profiled_run = None  # (driver, checked_run with every launch timed): profiled_call
         self._sealed = False
         if self.module is None:  # after checked_run: the compile may finish at once and set it
-            tiered.submit(self._compile_driver, emitted.driver_source, finish_at_exit=True)
+            source = emitted.driver_source
+            tiered.submit(self._compile_driver, source, finish_at_exit=True,
+                          leftover=lambda: [(source, False)])
 
     def _runner(self, state):
         if self._wide:
