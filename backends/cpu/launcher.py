@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 
+import numba
+
 from jitc.backends.cpu.cache import load_module
 from jitc.backends.cpu.threads import start_thread_pool
 
@@ -36,6 +38,11 @@ CHUNK_MIN_WORK = PARALLEL_MIN_WORK // 2
 # this much: at PARALLEL_MIN_WORK, the 3-layer LSTM step of benchmarks W4 (six 60x240
 # products of 14K multiply-adds) ran 1.1-1.3x slower in a parallel region than in turn.
 GROUP_MIN_WORK = 4 * PARALLEL_MIN_WORK
+# A group is split into up to this many tasks per thread, fewer than a kernel's rows: its
+# chains are few and even, and each task costs TBB about a microsecond. 24 projections at
+# batch 1 (benchmarks/bench_executor.py) ran in 0.56-0.59x their sequential time in 4 tasks,
+# 0.58-0.62x in 16; with another process busy on a core, 1.11-1.13x against 1.15-1.17x.
+GROUP_CHUNKS_PER_THREAD = 2
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
 SOURCE = f'''\
@@ -83,11 +90,12 @@ def splits(rows: int, work: int) -> bool:
 
 def group_work(works: list) -> int:
     """The work `launch` is given for a group of chains of these works: enough for one task
-    per chain when the work beside the largest is GROUP_MIN_WORK or more, else 0 (one
-    thread runs the chains in turn)."""
+    per chain, up to GROUP_CHUNKS_PER_THREAD per thread of numba's pool, when the work
+    beside the largest is GROUP_MIN_WORK or more, else 0 (one thread runs them in turn)."""
     if sum(works) - max(works) < GROUP_MIN_WORK:
         return 0
-    return len(works) * CHUNK_MIN_WORK
+    tasks = GROUP_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS
+    return min(len(works), tasks) * CHUNK_MIN_WORK
 
 
 @functools.cache
