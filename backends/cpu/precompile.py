@@ -38,14 +38,16 @@ def hand_on(sources: list) -> int | None:
         return None
     env = dict(os.environ, JITC_CACHE_DIR=directory)
     if store is not None:
-        env["JITC_RUNTIME_DIR"] = os.path.dirname(store)  # the store's installation subdir
+        env["JITC_RUNTIME_DIR"] = os.path.dirname(store)  # `store` is this installation's
+        #                                                   subdirectory of the root
     fd, request = tempfile.mkstemp(dir=directory, suffix=".compile.json")
     with os.fdopen(fd, "w") as f:
         json.dump({"path": sys.path, "sources": sources, "parent": os.getpid()}, f)
     child = subprocess.Popen([sys.executable, "-c", CHILD, request], env=env,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
-    child.returncode = 0  # not waited for: the child outlives this process by design
+    child.returncode = 0  # never waited for (it outlives this process): no warning that
+    #                       it is still running when this Popen is collected
     return child.pid
 
 
