@@ -41,7 +41,7 @@ GROUP_MIN_WORK = 4 * PARALLEL_MIN_WORK
 # A group is split into up to this many tasks per thread, fewer than a kernel's rows: its
 # chains are few and even, and each task costs TBB about a microsecond. 24 projections at
 # batch 1 (benchmarks/bench_executor.py) ran in 0.56-0.59x their sequential time in 4 tasks,
-# 0.58-0.62x in 16; with another process busy on a core, 1.11-1.13x against 1.15-1.17x.
+# 0.58-0.62x in 16; with another process busy on a core, 1.04-1.13x against 1.08-1.17x.
 GROUP_CHUNKS_PER_THREAD = 2
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
