@@ -192,6 +192,33 @@ def test_kernels_split_across_threads_match_numpy():
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=5e-5)  # float32 sums of 256
 
 
+def test_a_blas_product_splits_into_few_large_blocks():
+    """A BLAS kernel's launch is given work for at most BLAS_CHUNKS_PER_THREAD tasks per
+    thread (one BLAS call each), whatever its own work; its blocks still give NumPy's
+    answer, over columns at batch 1 (gemv) and over rows at batch 300 (gemm)."""
+    import numba
+
+    from jitc.backends.cpu import launcher
+    from jitc.backends.cpu.driver import LAUNCH_ENTRY, LAUNCH_TABLE, LAUNCHES
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((512, 1024)).astype(np.float32)
+    cap = launcher.BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS \
+        * launcher.CHUNK_MIN_WORK
+    f = jitc.jit(lambda x, w: np.tanh(x @ w), backend="cpu")
+    for batch in (1, 300):
+        x = rng.standard_normal((batch, 512)).astype(np.float32)
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=2e-5, atol=2e-5)
+        executable = f.lower(x, w).compile().executable
+        blas = [k for k in executable.program.kernels if k.blas]
+        assert len(blas) == 1 and blas[0].work > cap  # more work than its launch is given
+        n = executable.state
+        works = [n[e + 3] for e in range(n[LAUNCH_TABLE],
+                                          n[LAUNCH_TABLE] + LAUNCH_ENTRY * n[LAUNCHES],
+                                          LAUNCH_ENTRY)]
+        assert cap in works
+
+
 # Operand layouts of dot_general: the groups (batch, free, contracting) in every storage
 # order a 3-d view covers, large enough for BLAS (strided sub-matrices, trans flags, gemv
 # for one row, column splits for few rows) and small enough for the generated loops.

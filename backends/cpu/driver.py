@@ -22,7 +22,7 @@ import numpy as np
 
 from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
-from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work
+from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work, launch_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
@@ -343,7 +343,8 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
             (i,), = chains
             kernel = program.kernels[i]
             kind = _KIND[kernel.error] if kernel.error else 3
-            table.append([i, pack_of_kernel[i], kernel.rows, kernel.work, kind])
+            table.append([i, pack_of_kernel[i], kernel.rows,
+                          launch_work(kernel.work, kernel.blas), kind])
             continue
         at = len(packs)
         starts = [len(chains) + 1]  # each chain's first entry, from the table

@@ -43,6 +43,11 @@ GROUP_MIN_WORK = 4 * PARALLEL_MIN_WORK
 # batch 1 (benchmarks/bench_executor.py) ran in 0.56-0.59x their sequential time in 4 tasks,
 # 0.58-0.62x in 16; with another process busy on a core, 1.04-1.13x against 1.08-1.17x.
 GROUP_CHUNKS_PER_THREAD = 2
+# A BLAS kernel is split into up to this many tasks per thread: a task is one BLAS call
+# over a block of columns or rows, and BLAS runs best on large blocks. W2 at batch 1
+# ([1,512]x[512,1024], a gemv per task) took 18.7-19.0 us in 2 tasks per thread and 28-29
+# us in 8 (NumPy 21 us); at batch 256 (a gemm per task), 1.22 ms against 1.29 ms.
+BLAS_CHUNKS_PER_THREAD = 2
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
 SOURCE = f'''\
@@ -86,6 +91,14 @@ def group(table, lo, hi):
 def splits(rows: int, work: int) -> bool:
     """Does `launch` split this kernel's rows over threads (with more than one thread)?"""
     return work >= PARALLEL_MIN_WORK and rows > 1
+
+
+def launch_work(work: int, blas: bool) -> int:
+    """The work `launch` is given for a kernel of this much work: its own, but for a BLAS
+    kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread of numba's pool."""
+    if not blas:
+        return work
+    return min(work, BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS * CHUNK_MIN_WORK)
 
 
 def group_work(works: list) -> int:

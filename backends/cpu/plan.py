@@ -94,6 +94,7 @@ class Kernel:
     sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
     writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
+    blas: bool = False  # a BLAS call per block of rows (launcher.launch_work)
 
 
 @dataclass
@@ -151,9 +152,9 @@ class _KernelBuilder:
         self.writes.update(k for k, p in enumerate(self.pointers)
                            for b in bufs if p.start == b.start)
 
-    def kernel(self, rows: int, work: int) -> Kernel:
+    def kernel(self, rows: int, work: int, blas: bool = False) -> Kernel:
         return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
-                      tuple(self.sites), frozenset(self.writes))
+                      tuple(self.sites), frozenset(self.writes), blas=blas)
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
@@ -316,9 +317,10 @@ class Planner:
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
-                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work))
+                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work,
+                                              blas=ds.mode == "blas"))
                 return
-        self.kernels.append(kb.kernel(ds.rows, ds.work))
+        self.kernels.append(kb.kernel(ds.rows, ds.work, blas=ds.mode == "blas"))
         if epilogue is not None:
             kb = _KernelBuilder()
             ks, _ = epilogue(kb, local, None)
