@@ -46,9 +46,6 @@ class CpuExecutable:
             self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
         emitted = emit(self.program, launches)
         self.launch_chains = emitted.launch_chains
-        # per launch, the program kernels it runs
-        self.launch_kernels = [[i for chain in chains for i in chain] for chains in
-                               emitted.launch_chains]
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])
         if config.DUMP_DIR:
             os.makedirs(config.DUMP_DIR, exist_ok=True)
@@ -118,6 +115,11 @@ class CpuExecutable:
         self.module = module
         log.info("%s: its own driver compiled in the background in %.2f s", self.graph.name,
                  time.perf_counter() - start)
+
+    @property
+    def launch_kernels(self) -> list:
+        """Per launch, the program kernels it runs (its chains', in turn)."""
+        return [[i for chain in chains for i in chain] for chains in self.launch_chains]
 
     def __call__(self, *arrays):
         """Outputs for these arrays, as a list. Each goes in as a C-contiguous, writeable,

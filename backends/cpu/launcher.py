@@ -93,12 +93,15 @@ def splits(rows: int, work: int) -> bool:
     return work >= PARALLEL_MIN_WORK and rows > 1
 
 
+def _tasks_work(tasks_per_thread: int) -> int:
+    """The work for which `launch` makes this many tasks per thread of numba's pool."""
+    return tasks_per_thread * numba.config.NUMBA_NUM_THREADS * CHUNK_MIN_WORK
+
+
 def launch_work(work: int, blas: bool) -> int:
     """The work `launch` is given for a kernel of this much work: its own, but for a BLAS
-    kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread of numba's pool."""
-    if not blas:
-        return work
-    return min(work, BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS * CHUNK_MIN_WORK)
+    kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread."""
+    return min(work, _tasks_work(BLAS_CHUNKS_PER_THREAD)) if blas else work
 
 
 def group_work(works: list) -> int:
@@ -107,8 +110,7 @@ def group_work(works: list) -> int:
     beside the largest is GROUP_MIN_WORK or more, else 0 (one thread runs them in turn)."""
     if sum(works) - max(works) < GROUP_MIN_WORK:
         return 0
-    tasks = GROUP_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS
-    return min(len(works), tasks) * CHUNK_MIN_WORK
+    return min(len(works) * CHUNK_MIN_WORK, _tasks_work(GROUP_CHUNKS_PER_THREAD))
 
 
 @functools.cache
