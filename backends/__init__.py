@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from jitc import interrupts
 from jitc.errors import JitcError
 
 BACKENDS = {
@@ -25,13 +26,14 @@ def _module(name: str):
 
 
 def _status(name: str) -> tuple[bool, str]:
-    try:
-        mod = _module(name)
-    except ImportError as e:
-        return False, f"cannot import it: {e}"
-    if not hasattr(mod, "is_available"):
-        return False, "not built yet"
-    return mod.is_available()
+    with interrupts.deferred():  # a Ctrl-C inside `import numba` would break it for good
+        try:
+            mod = _module(name)
+        except ImportError as e:
+            return False, f"cannot import it: {e}"
+        if not hasattr(mod, "is_available"):
+            return False, "not built yet"
+        return mod.is_available()
 
 
 def available() -> list[str]:

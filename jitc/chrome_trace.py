@@ -21,7 +21,9 @@ _lock = threading.Lock()
 
 
 def traced_call(compiled, run_call):
-    """run_call() (a compiled call) recorded as a call span with its kernels' spans."""
+    """run_call() (a compiled call) recorded as a call span with its kernels' spans; the
+    call span names the backend that ran it ("reference": the first calls of tiered
+    execution, whose kernels were still compiling, or the reference backend)."""
     executable = compiled.executable
     profiled = getattr(executable, "profiled_call", None)
     start = time.perf_counter_ns()
@@ -35,7 +37,8 @@ def traced_call(compiled, run_call):
             return outs
         result = run_call(run)
     end = time.perf_counter_ns()
-    _record(compiled.lowered.jitted.__name__, start, end, spans, _launch_names(compiled))
+    _record(compiled.lowered.jitted.__name__, compiled.backend, start, end, spans,
+            _launch_names(compiled) if spans else {})
     return result
 
 
@@ -63,10 +66,11 @@ def _launch_names(compiled) -> dict:
             for i, members in enumerate(executable.launch_kernels)}
 
 
-def _record(name, start, end, spans, names):
+def _record(name, backend, start, end, spans, names):
     pid, tid = os.getpid(), threading.get_native_id()
     events = [{"name": name, "cat": "call", "ph": "X", "ts": start / 1e3,
-               "dur": (end - start) / 1e3, "pid": pid, "tid": tid}]
+               "dur": (end - start) / 1e3, "pid": pid, "tid": tid,
+               "args": {"backend": backend}}]
     for i, begin, finish in spans:
         kernel, nbytes = names.get(i, (f"launch {i}", 0))
         events.append({"name": kernel, "cat": "kernel", "ph": "X", "ts": begin / 1e3,

@@ -14,6 +14,8 @@ DEFAULT_BACKEND = "cpu"
 TRACE = os.environ.get("JITC_TRACE") or None  # a Chrome trace file of compiled calls
 # Jitted.submit checks that the caller leaves a pending call's argument arrays alone
 CHECK_ASYNC = os.environ.get("JITC_CHECK_ASYNC", "") not in ("", "0")
+# debug: raise LockOrderError where jitc's lock hierarchy is broken (backends/cpu/cache.py)
+CHECK_LOCKS = os.environ.get("JITC_CHECK_LOCKS", "") not in ("", "0")
 # "tiered": a first call whose kernels are not cached runs the reference tier (NumPy) while
 # they compile on a background thread (jitc/tiered.py); "sync": the first call compiles
 COMPILE = os.environ.get("JITC_COMPILE", "tiered").strip().lower()

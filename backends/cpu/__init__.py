@@ -1,5 +1,7 @@
 """The cpu backend: numba kernels for every fusion and one compiled driver per function."""
 
+from jitc import interrupts
+
 
 def is_available():
     try:
@@ -10,7 +12,8 @@ def is_available():
 
 
 def compile(graph):
-    from jitc.backends.cpu.executable import CpuExecutable
+    with interrupts.deferred():  # numba's modules: see jitc/interrupts.py
+        from jitc.backends.cpu.executable import CpuExecutable
 
     return CpuExecutable(graph)
 
@@ -20,8 +23,8 @@ def cached(graph) -> bool:
     its own driver or else the wide driver, the collectors of a wide call) loaded or in the
     persistent cache, so that compiling it only loads machine code? Plans and emits the
     sources, compiles nothing."""
-    from jitc.backends.cpu import cache
-
+    with interrupts.deferred():
+        from jitc.backends.cpu import cache
     return all(cache.is_cached(s, runtime=r) for s, r in _pieces(graph)[0])
 
 
@@ -29,8 +32,8 @@ def uncached(graph) -> list:
     """(source, runtime) of each piece not sealed on disk among those `cached` looks for and
     the function's own driver: what to compile for a later process's first call of `graph`
     to load machine code only (jitc/tiered.py hands them on when a process exits first)."""
-    from jitc.backends.cpu import cache
-
+    with interrupts.deferred():
+        from jitc.backends.cpu import cache
     waited_for, driver = _pieces(graph)
     own = [] if driver is None else [(driver, False)]
     return [(s, r) for s, r in waited_for + own
@@ -41,9 +44,10 @@ def _pieces(graph) -> tuple:
     """([(source, runtime)] of the pieces a first call of `graph` waits for, the source of
     its own driver, None if it runs the wide driver); runtime: a piece of the runtime
     store."""
-    from jitc.backends.cpu import cache, launcher, wide
-    from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE, emit
-    from jitc.backends.cpu.plan import plan_program
+    with interrupts.deferred():
+        from jitc.backends.cpu import cache, launcher, wide
+        from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE, emit
+        from jitc.backends.cpu.plan import plan_program
 
     program = plan_program(graph, graph.name)
     emitted = emit(program)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import importlib
 import importlib.util
 import json
 import linecache
@@ -34,10 +35,13 @@ import sys
 import tempfile
 import threading
 import warnings
+from importlib import _bootstrap
 
 import llvmlite
 import numba
+from numba.core.compiler_lock import global_compiler_lock
 
+from jitc import config, interrupts
 from jitc.backends.cpu import cache_bound, cache_locator
 from jitc.errors import JitcError
 from jitc.source import user_loc
@@ -68,9 +72,55 @@ class CacheWarning(UserWarning):
     """The persistent cache is off for this process (jitc still compiles and runs)."""
 
 
-# One import at a time: a module is in sys.modules before it has run (numba needs that), so
-# a second thread must not find it there half-executed. Also guards the directory state.
-_LOADING = threading.RLock()
+class _LoadingLock:
+    """jitc's loading lock: one generated module imported at a time (a module is in
+    sys.modules before it has run, which numba needs, so a second thread must not find it
+    there half-executed); it also guards the directory state below.
+
+    Lock hierarchy, outermost first:
+      1. this lock;
+      2. Python's per-module import locks and numba's compiler lock (generated code imports
+         jitc's and numba's modules and compiles while it holds this lock).
+    So a thread that holds a lock of level 2 never takes this one: no jitc module takes it
+    at import (vmath's runtime cache is enabled when the store is resolved, not when vmath
+    is imported), and nothing numba calls while it compiles takes it. Taking it in the wrong
+    order
+    deadlocked a tiered process: its main thread imported vmath, whose last line resolved
+    the runtime store, while the compile thread, holding this lock, executed a cached
+    kernel that imported vmath. JITC_CHECK_LOCKS=1 raises where the order is broken."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+
+    def __enter__(self):
+        if config.CHECK_LOCKS and not self._lock._is_owned():
+            _check_lock_order()
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+def _check_lock_order() -> None:
+    """Raise when this thread holds a lock that ranks inside the loading lock."""
+    me = threading.get_ident()
+    for name, ref in list(getattr(_bootstrap, "_module_locks", {}).items()):
+        held = ref()
+        if (held is not None and getattr(held, "owner", None) == me
+                and name.partition(".")[0] in ("jitc", "numba", "llvmlite")):
+            raise LockOrderError(f"jitc's loading lock taken while importing {name}: module "
+                                 f"code must not take it (backends/cpu/cache.py)")
+    if global_compiler_lock._lock._is_owned():
+        raise LockOrderError("jitc's loading lock taken inside a numba compile "
+                             "(backends/cpu/cache.py)")
+
+
+class LockOrderError(AssertionError):
+    """JITC_CHECK_LOCKS: jitc's lock hierarchy was broken (a deadlock waiting to happen)."""
+
+
+_LOADING = _LoadingLock()
 _UNRESOLVED = object()
 _directory = _UNRESOLVED  # the cache root once checked, None once the cache is off
 _runtime = _UNRESOLVED  # this installation's runtime store once checked, None: not usable
@@ -148,7 +198,20 @@ def runtime_dir() -> str | None:
                 if e.errno not in UNWRITABLE:
                     raise
                 _runtime = None
+            for resolved_hook in _when_runtime_resolved:
+                resolved_hook(_runtime)
         return _runtime
+
+
+_when_runtime_resolved: list = []
+
+
+def when_runtime_resolved(hook) -> None:
+    """Call hook(store) once the runtime store is resolved (store None: not usable); at once
+    if it is. For module code, which must not resolve it (see _LoadingLock)."""
+    _when_runtime_resolved.append(hook)
+    if _runtime is not _UNRESOLVED:
+        hook(_runtime)
 
 
 def resolved() -> tuple:
@@ -179,12 +242,16 @@ def persistent() -> bool:
 def load_module(source: str, subdir: str = "", name: str = "", runtime: bool = False):
     """Import generated `source` (named `name`, else by its hash) from the cache directory
     (`subdir` of it), written atomically once; from memory when the cache is off.
-    `runtime`: a fixed runtime piece, kept in the runtime store where it is usable."""
-    with _LOADING:
+    `runtime`: a fixed runtime piece, kept in the runtime store where it is usable. A
+    Ctrl-C meanwhile comes once it is loaded (jitc/interrupts.py)."""
+    with interrupts.deferred(), _LOADING:
         name = name or module_name(source)
         if name in sys.modules:
             return sys.modules[name]
-        store = runtime_dir() if runtime else None
+        # resolved before any generated code runs: vmath's functions, which a kernel
+        # compiles, are cached in the store once it is (runtime_cache.enable)
+        store = runtime_dir()
+        store = store if runtime else None
         if store is not None:
             try:
                 return _load_cached(name, source, store, bounded=False)

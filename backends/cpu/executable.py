@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from jitc import config, failures, tiered
+from jitc import config, failures, interrupts, tiered
 from jitc.backends.cpu import blas, schedule
 from jitc.backends.cpu.cache import is_cached, load_module, seal
 from jitc.backends.cpu.driver import (
@@ -38,7 +38,8 @@ log = logging.getLogger("jitc")
 
 class CpuExecutable:
     def __init__(self, graph: Graph):
-        blas.preload()  # before the first numba compile or cache load
+        with interrupts.deferred():  # numba's first compile loads its registries
+            blas.preload()  # before the first numba compile or cache load
         self.optimized = graph  # as the caller has it: stats() names kernels by its order
         if config.CONCURRENT:
             self.graph, self.program, launches = schedule.schedule(graph, graph.name)

@@ -13,6 +13,7 @@ atomic, and unsealed files are never loaded).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import tempfile
 import time
 
 from jitc.backends.cpu import cache
+
+log = logging.getLogger("jitc")
 
 CHILD = ("import json, os, sys\n"
          "with open(sys.argv[1]) as f:\n"
@@ -40,12 +43,16 @@ def hand_on(sources: list) -> int | None:
     if store is not None:
         env["JITC_RUNTIME_DIR"] = os.path.dirname(store)  # `store` is this installation's
         #                                                   subdirectory of the root
-    fd, request = tempfile.mkstemp(dir=directory, suffix=".compile.json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"path": sys.path, "sources": sources, "parent": os.getpid()}, f)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, request], env=env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        fd, request = tempfile.mkstemp(dir=directory, suffix=".compile.json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"path": sys.path, "sources": sources, "parent": os.getpid()}, f)
+        child = subprocess.Popen([sys.executable, "-c", CHILD, request], env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:  # the cache directory went away, or the disk is full: the next run
+        log.info("exit while compiling: not handed on (%s)", e)  # compiles them itself
+        return None
     child.returncode = 0  # never waited for (it outlives this process): no warning that
     #                       it is still running when this Popen is collected
     return child.pid

@@ -72,8 +72,14 @@ class SealedCache(caching.FunctionCache):
 
 
 def enable(dispatchers) -> None:
-    """Cache these numba dispatchers in the runtime store (nothing when it is unusable)."""
-    store = cache.runtime_dir()
+    """Cache these numba dispatchers in the runtime store once it is resolved (nothing when
+    it is unusable). Called by module code, so it never resolves the store itself: that
+    takes cache.py's loading lock, which an import must not take (cache._LoadingLock)."""
+    dispatchers = list(dispatchers)
+    cache.when_runtime_resolved(lambda store: _cache_in(store, dispatchers))
+
+
+def _cache_in(store: str | None, dispatchers: list) -> None:
     if store is None:
         return
     InRuntimeStore.directory = os.path.join(store, "__pycache__")

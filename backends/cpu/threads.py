@@ -26,15 +26,18 @@ import os
 import numba
 from numba.np.ufunc import parallel
 
+from jitc import interrupts
+
 
 @functools.cache
 def start_thread_pool() -> str:
     """Start numba's threads (on TBB where jitc may choose) and name the layer in use."""
-    if not parallel._is_initialized and _load_tbb() \
-            and "NUMBA_THREADING_LAYER" not in os.environ:
-        numba.config.THREADING_LAYER = "tbb"
-    parallel._launch_threads()
-    return numba.threading_layer()
+    with interrupts.deferred():
+        if not parallel._is_initialized and _load_tbb() \
+                and "NUMBA_THREADING_LAYER" not in os.environ:
+            numba.config.THREADING_LAYER = "tbb"
+        parallel._launch_threads()
+        return numba.threading_layer()
 
 
 def _load_tbb() -> bool:

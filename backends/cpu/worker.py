@@ -250,7 +250,9 @@ def worker() -> Worker | None:
                 _worker.append(None)
             else:
                 from jitc.backends.cpu.cache import load_module
+                from jitc.backends.cpu.threads import start_thread_pool
 
+                start_thread_pool()  # registers set_num_threads, which the worker links
                 _worker.append(Worker(load_module(SOURCE, runtime=True), syscall))
                 atexit.register(_worker[0].finish)
     return _worker[0]

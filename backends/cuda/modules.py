@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 
+from jitc import interrupts
 from jitc.backends.cpu import cache, cache_locator
 from jitc.backends.cuda import toolchain
 from jitc.backends.cuda.kernel import Kernel
@@ -24,7 +25,8 @@ def _launchable(name: str, source: str):
     fn = getattr(module, name)
     if toolchain.simulator_enabled():
         return module, cuda.jit(fn)
-    with cache.lock(), cache_locator.only_ours(getattr(module, "__file__", None)):
+    with interrupts.deferred(), cache.lock(), \
+            cache_locator.only_ours(getattr(module, "__file__", None)):
         return module, cuda.jit(fn, cache=cache.persistent())
 
 

@@ -308,8 +308,8 @@ def _watch_loop():
 def usable(compiled) -> bool:
     """Can the native path serve calls of `compiled` (see the module's docstring)?"""
     lowered = compiled.lowered
-    return (process_worker() is not None and not lowered.writebacks and not lowered.captured
-            and not lowered.int_ranges
+    return (hasattr(compiled.executable, "posting_run")  # the cpu backend's compiled tier
+            and not lowered.writebacks and not lowered.captured and not lowered.int_ranges
             and all(spec[0] != "graph" or not spec[2] for spec in lowered.out_specs)
-            and hasattr(compiled.executable, "posting_run")
-            and compiled.executable.runs_on_one_thread())
+            and compiled.executable.runs_on_one_thread()
+            and process_worker() is not None)
