@@ -82,23 +82,30 @@ class Jitted:
 
     def __init__(self, fun, backend=None, static_argnums=(), static_argnames=()):
         functools.update_wrapper(self, fun)
-        self.fun = fun
         self.backend = backend or config.DEFAULT_BACKEND
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
-            params = []
-        self._param_names = [p.name for p in params
-                             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
-        names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
-        nums = {n % len(self._param_names) if n < 0 and self._param_names else n for n in nums}
-        for name in list(names):
-            if name in self._param_names:
-                nums.add(self._param_names.index(name))
+            params = None
+        nums, names = _static_parameters(fun, params, static_argnums, static_argnames)
+        positional = [p.name for p in params or ()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # jitc.jit(obj.method): `obj` is the first argument of every call, an object
+        # argument as `self` passed explicitly is (captured, re-read and written back)
+        self._bound = ()
+        if inspect.ismethod(fun) and not isinstance(fun.__self__, type):
+            self._bound = (fun.__self__,)
+            positional = [next(iter(inspect.signature(fun.__func__).parameters))] + positional
+            nums = {n + 1 for n in nums}
+            fun = fun.__func__
+        self.fun = fun
+        self._param_names = positional
         for n in nums:
-            if n < len(self._param_names):
-                names.add(self._param_names[n])
+            if n < len(positional):
+                names.add(positional[n])
+        for name in names:
+            if name in positional:
+                nums.add(positional.index(name))
         self._static_nums = frozenset(nums)
         self._static_names = frozenset(names)
         self._cache: dict = {}
@@ -139,6 +146,8 @@ class Jitted:
         return dyn, dyn_kw, static_key, nums
 
     def __call__(self, *args, **kwargs):
+        if self._bound:
+            args = self._bound + args
         if not kwargs and not TRACES_ACTIVE[0]:
             try:  # the last signature's executable checks its arguments itself
                 return self._fast(*args)
@@ -155,13 +164,13 @@ class Jitted:
         """Start this call on jitc's executor thread and return a `concurrent.futures.Future`
         of its result at once; futures among the arguments stand for their results
         (jitc/runtime/futures.py)."""
-        return _submit(self, args, kwargs)
+        return _submit(self, self._bound + args, kwargs)
 
     def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
         if TRACES_ACTIVE[0]:
-            from jitc.creation import current_ctx
+            from jitc.rebind import current_ctx
 
             if current_ctx() is not None:  # called inside another trace: inline
                 return self.fun(*args, **kwargs)
@@ -170,7 +179,7 @@ class Jitted:
         if _has_dask(leaves):
             from jitc import chunked
 
-            return chunked.call(self, args, kwargs)
+            return chunked.call(self, args[len(self._bound):], kwargs)
         key = (tree, static, tuple(map(_leaf_signature, leaves)), _repeats(leaves))
         compiled = self._cache.get(key)
         if compiled is None:
@@ -203,7 +212,7 @@ class Jitted:
         with self._lock:
             compiled = self._cache.get(key)
             if compiled is None:
-                lowered = self.lower(*args, **kwargs)
+                lowered = self._lower(args, kwargs)
                 self._log_compile(key, lowered)
                 compiled = tiered.compile(lowered)
                 self._cache[key] = compiled
@@ -227,13 +236,16 @@ class Jitted:
 
     # -- staging
     def lower(self, *args, **kwargs) -> Lowered:
+        return self._lower(self._bound + args, kwargs)
+
+    def _lower(self, args, kwargs):
         from jitc.tracing import trace
 
         dyn, dyn_kw, _, static_nums = self._split(args, kwargs)
         if _has_dask(flatten((dyn, dyn_kw))[0]):
             from jitc.chunked import Plan
 
-            return Plan(self, args, kwargs)
+            return Plan(self, args[len(self._bound):], kwargs)
         return trace(self, args, kwargs, dyn, dyn_kw, static_nums)
 
     def __get__(self, obj, objtype=None):
@@ -246,6 +258,34 @@ class Jitted:
         jitted function to its workers this way, each compiling its own (compiled code and
         locks do not travel). One that its module does not name cannot be pickled."""
         return self.__qualname__
+
+
+def _static_parameters(fun, params, static_argnums, static_argnames) -> tuple[set, set]:
+    """The static positions and names asked for, each checked against `fun`'s parameters
+    (`params`, None where Python cannot tell them): a misspelt name or a position past
+    them would leave the argument traced and fail far from the cause."""
+    nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
+    names = {static_argnames} if isinstance(static_argnames, str) else set(static_argnames)
+    if params is None:
+        return nums, names
+    name = getattr(fun, "__qualname__", repr(fun))
+    positional = [p.name for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    kinds = {p.kind for p in params}
+    for n in sorted(nums):
+        if not -len(positional) <= n < len(positional) and (
+                n < 0 or inspect.Parameter.VAR_POSITIONAL not in kinds):
+            raise ValueError(f"jitc.jit({name}): static_argnums={n} is out of range: "
+                             f"{name} takes {len(positional)} positional parameters "
+                             f"({', '.join(positional) or 'none'})")
+    keywords = {p.name for p in params if p.kind != p.POSITIONAL_ONLY
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    for n in sorted(names):
+        if n not in keywords and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise ValueError(f"jitc.jit({name}): static_argnames names {n!r}, which is not "
+                             f"a parameter of {name} (its parameters: "
+                             f"{', '.join(p.name for p in params) or 'none'})")
+    return {n % len(positional) if n < 0 else n for n in nums}, names
 
 
 def _has_dask(leaves) -> bool:

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jitc import creation
 from jitc.errors import UnsupportedError
+from jitc.numpy_api.random import RefusedRandomState, is_random_state
 
 DEPTH = 3  # containers and objects followed below a closure cell, global or argument
 
@@ -128,20 +130,23 @@ class Capture:
                                       cells[-1], None))
         scope = fn.__globals__
         stand_globals = None
-        for name in sorted(_names_used(code)):
+        used = _names_used(code)
+        for name in sorted(used):
             if name not in scope:
                 continue
             value = scope[name]
-            new = self.value(value, Place(scope, (("item", name),), name), DEPTH)
+            new = creation.standin(value, used)
+            if new is value:
+                new = self.value(value, Place(scope, (("item", name),), name), DEPTH)
             if new is not value:
                 if stand_globals is None:
                     stand_globals = dict(scope)
                 stand_globals[name] = new
         if stand_globals is not None:
-            used = {("item", k) for k in _names_used(code)}
+            keys = {("item", k) for k in used}
             self.standins.append((Place(scope, (), "globals"), {
-                key: stand_globals[key[1]] for key in used if key[1] in stand_globals},
-                stand_globals, used))
+                key: stand_globals[key[1]] for key in keys if key[1] in stand_globals},
+                stand_globals, keys))
             changed = True
         if not changed:
             return fn
@@ -154,6 +159,8 @@ class Capture:
         """`value` with the arrays inside it replaced by Tracers (itself if none are)."""
         if isinstance(value, np.ndarray):
             return self.array(value, place)
+        if is_random_state(value):
+            return RefusedRandomState(value, place.name)
         if depth == 0:
             return value
         if type(value) in (list, tuple) or (isinstance(value, tuple) and
@@ -175,6 +182,8 @@ class Capture:
                 return value
             self.standins.append((place, {("item", k): v for k, v in new.items()}, new, None))
             return new
+        if isinstance(value, types.ModuleType):
+            return self._module(value, place, depth)
         if is_state_object(value):
             attrs = snapshot(vars(value))
             new = {k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
@@ -187,6 +196,25 @@ class Capture:
                                   None))
             return proxy
         return value
+
+    def _module(self, module, place: Place, depth: int):
+        """A module whose attributes hold arrays captured already (the function writes them:
+        jitc/tracing.py retraced to capture them): a stand-in in which they are Tracers, so
+        that the function's NumPy calls on them (`p.sum()` on a real array would run once,
+        at trace time) are traced. A module's other arrays are constants."""
+        if not self.by_id:
+            return module
+        attrs = snapshot(vars(module))
+        new = {k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
+               for k, v in attrs.items() if _holds(v, self.by_id, depth)}
+        if not new:
+            return module
+        proxy = types.ModuleType(module.__name__, module.__doc__)
+        vars(proxy).update(attrs)
+        vars(proxy).update(new)
+        self.standins.append((place, {("attr", k): v for k, v in new.items()}, proxy,
+                              {("attr", k) for k in new}))
+        return proxy
 
     def array(self, array: np.ndarray, place: Place):
         """The Tracer standing for a captured array (one per array object)."""
@@ -230,6 +258,19 @@ class Capture:
 
 
 _MISSING = object()
+
+
+def _holds(value, ids, depth: int) -> bool:
+    """Does `value` hold one of the arrays `ids` names, `depth` containers down at most?"""
+    if isinstance(value, np.ndarray):
+        return id(value) in ids
+    if depth == 0:
+        return False
+    if type(value) in (list, tuple):
+        return any(_holds(v, ids, depth - 1) for v in value)
+    if type(value) is dict:
+        return any(_holds(v, ids, depth - 1) for v in snapshot(value).values())
+    return False
 
 
 def _contents(standin) -> dict:

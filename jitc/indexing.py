@@ -60,6 +60,10 @@ def _expand(key, shape):
     index count."""
     ndim = len(shape)
     key = key if isinstance(key, tuple) else (key,)
+    # a list holding traced values (a list argument is a container of traced scalars) is an
+    # integer array, as NumPy makes a list index one
+    key = tuple(lift(find_ctx([k]), k) if isinstance(k, list) and find_ctx([k]) is not None
+                else k for k in key)
     consumed = sum(_constant_value(k).ndim if _constant_mask(k) else 1 for k in key
                    if k is not None and k is not Ellipsis)
     if sum(1 for k in key if k is Ellipsis) > 1:

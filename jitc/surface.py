@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 from jitc import ops
-from jitc.creation import WRAPPED
+from jitc.creation import CONVERTERS, MADE_INSIDE
 from jitc.dtypes import SUPPORTED
 from jitc.numpy_api import FUNCTIONS
 from jitc.numpy_api import complex as complex_api
@@ -59,7 +59,7 @@ def rows() -> list[tuple[str, str, str]]:
         family = impl.__module__.rsplit(".", 1)[-1]
         dtypes = "all" if func in complex_api.FUNCTIONS else NOT_COMPLEX
         families.setdefault((family, dtypes), []).append(_numpy_name(func))
-    families[("creation", "all")] += [f"np.{n}" for n in WRAPPED]  # made inside
+    families[("creation", "all")] += [f"np.{n}" for n in (*MADE_INSIDE, *CONVERTERS)]
     label = {"ufuncs": "elementwise", "linalg_lapack": "linalg (LAPACK)",
              "linalg_namespace": "linalg (np.linalg, Array API)"}
     out = [(label.get(family, family), ", ".join(sorted(set(names))), dtypes)

@@ -22,11 +22,13 @@ from jitc.source import calling, user_loc, where
 
 class Retrace(Exception):
     """An array the trace read as a constant turned out to be written: trace again with it
-    captured from the start (jitc/tracing.py)."""
+    captured from the start (jitc/tracing.py). `where`: the write's user line."""
 
-    def __init__(self, array):
+    def __init__(self, array, where, reached):
         super().__init__("retrace")
         self.array = array
+        self.where = where
+        self.reached = reached  # ids of the captured arrays this trace used
 
 
 class UnsupportedAttribute(UnsupportedError, AttributeError):
@@ -49,6 +51,7 @@ class TraceContext:
         self._constants: dict = {}
         self.captured = Capture(self)
         self.baked: set = set()  # ids of NumPy arrays read as constants
+        self.reached: set = set()  # ids of captured arrays the function used
         # parameter node of a Python int -> the integer dtypes it was converted to (its value
         # must fit each: uint8 and int8 together leave 0..127)
         self.int_ranges: dict = {}
@@ -58,9 +61,10 @@ class TraceContext:
         reached): captured as a parameter read from and written back into that array."""
         t = self.captured.by_id.get(id(array))
         if t is not None:
+            self.reached.add(id(array))
             return t
         if id(array) in self.baked:  # read earlier as a constant: trace again, capturing it
-            raise Retrace(array)
+            raise Retrace(array, where(), self.reached)
         return self.captured.array(array, Place(array, (), f"a captured {array.dtype} array "
                                                           f"of shape {array.shape}"))
 
@@ -83,6 +87,7 @@ class TraceContext:
         if isinstance(value, np.ndarray):
             captured = self.captured.by_id.get(id(value))
             if captured is not None:
+                self.reached.add(id(value))
                 return captured
             self.baked.add(id(value))
         value = np.asarray(value)
@@ -112,7 +117,9 @@ def _no_concrete(what):
     return method
 
 
-_to_numpy = _no_concrete("conversion to a NumPy array (np.asarray/np.array of a Tracer)")
+_to_numpy = _no_concrete("conversion to a NumPy array (storing a traced value into an array "
+                         "NumPy made, such as np.arange's, or handing it to code that is not "
+                         "NumPy's)")
 
 
 class Tracer:

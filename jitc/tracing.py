@@ -8,13 +8,15 @@ import numpy as np
 
 from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.capture import DEPTH, Place, is_state_object
-from jitc.creation import creating_traced_arrays
 from jitc.device_arrays import has_cuda_array_interface
 from jitc.dtypes import check_rank, check_supported
+from jitc.errors import UnsupportedError
 from jitc.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.masked import Masked
 from jitc.numpy_api import is_tracer
+from jitc.numpy_api.random import RefusedRandomState, is_random_state
 from jitc.pytree import flatten, leaf_paths
+from jitc.rebind import tracing_in_this_thread
 from jitc.specs import ShapeDtype
 from jitc.trace import Retrace, TraceContext
 
@@ -83,15 +85,25 @@ def _names(jitted, args, kwargs, static_nums):
 
 
 def trace(jitted, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
-    """Run the user's function on Tracers; retried (at most a few times) when it turns out
-    to write an array it had already read as a constant."""
+    """Run the user's function on Tracers; traced again, capturing it from the start, each
+    time it turns out to write an array it had already read as a constant. Each retrace
+    captures one more array the function reaches, so this ends, unless the function makes
+    that array anew on every trace (NumPy's np.arange inside it): then the array captured
+    last time is not used, and that is an error."""
     forced: list = []
-    for _ in range(8):
+    while True:
         try:
             return _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced)
         except Retrace as r:
+            if any(id(a) not in r.reached for a in forced):
+                raise UnsupportedError(
+                    f"{jitted.__name__}: the array written{r.where} was read as a constant "
+                    f"before, and it is made anew by NumPy on every trace (np.arange, "
+                    f"np.linspace, np.array of numbers, ...): such arrays are constants of "
+                    f"the compiled code. Make it a traced array to write it: np.zeros, "
+                    f"np.empty, np.full, or add it to one (np.zeros(n) + np.arange(n))"
+                    ) from None
             forced.append(r.array)
-    raise AssertionError("tracing did not settle on the arrays to capture")
 
 
 def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
@@ -114,23 +126,22 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     capture = ctx.captured
     for array in forced:
         ctx.capture(array, write=True)
-    it = iter(tracers)
     positional = jitted._param_names
-    call_args = [
-        capture.value(a, Place(a, (), positional[i] if i < len(positional) else f"args[{i}]"),
-                      DEPTH) if is_state_object(a)
-        else a if i in static_nums else _replace(a, it) for i, a in enumerate(args)]
-    call_kw = {k: v if k in jitted._static_names else _replace(v, it)
-               for k, v in kwargs.items()}
-    fun = capture.function(jitted.fun)
-    copies = argument_containers(
-        {positional[i] if i < len(positional) else f"args[{i}]": a
-         for i, a in enumerate(call_args) if a is not args[i]} |
-        {k: v for k, v in call_kw.items() if v is not kwargs[k]})
     with _ACTIVE_LOCK:
         TRACES_ACTIVE[0] += 1
     try:
-        with creating_traced_arrays(ctx):
+        with tracing_in_this_thread(ctx):  # before the stand-ins: it binds NumPy's names
+            it = iter(tracers)
+            call_args = [
+                capture.value(a, Place(a, (), _name(positional, i)), DEPTH)
+                if is_state_object(a) else _static(a, _name(positional, i))
+                if i in static_nums else _replace(a, it) for i, a in enumerate(args)]
+            call_kw = {k: _static(v, k) if k in jitted._static_names else _replace(v, it)
+                       for k, v in kwargs.items()}
+            fun = capture.function(jitted.fun)
+            copies = argument_containers(
+                {_name(positional, i): a for i, a in enumerate(call_args) if a is not args[i]}
+                | {k: v for k, v in call_kw.items() if v is not kwargs[k]})
             out = fun(*call_args, **call_kw)
     except (AttributeError, TypeError) as e:
         _note_sequence_arguments(e, args, kwargs, positional)
@@ -175,6 +186,16 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
                    captured, repeats, int_ranges)
 
 
+def _name(positional, i) -> str:
+    return positional[i] if i < len(positional) else f"args[{i}]"
+
+
+def _static(value, name):
+    """A static argument as the function sees it: a random state refuses its methods."""
+    return RefusedRandomState(value, f"argument {name!r}") if is_random_state(value) \
+        else value
+
+
 def _note_sequence_arguments(error, args, kwargs, positional) -> None:
     """A list or tuple argument is a container of traced scalars, not an array (as without
     jitc, where `xs.sum()` fails the same way): say so when the trace fails on one."""
@@ -183,8 +204,9 @@ def _note_sequence_arguments(error, args, kwargs, positional) -> None:
     for name, value in named.items():
         if isinstance(value, (list, tuple)) and value and not any(
                 isinstance(v, np.ndarray) for v in value):
-            error.add_note(f"jitc: argument {name!r} is a {type(value).__name__}: it is traced "
-                           f"as a container of {len(value)} scalars, not as an array; pass "
+            error.add_note(f"jitc: argument {name!r} is a {type(value).__name__}: jitc traces "
+                           f"it as a container of {len(value)} scalars (arguments are "
+                           f"pytrees), where NumPy would convert it to an array; pass "
                            f"np.asarray({name}) to use it as one")
 
 

@@ -241,8 +241,10 @@ def uses_index(x):
     return np.zeros(3)[x.argmax()] + range(x.argmax())[0]
 
 
-def uses_asarray(x):
-    return np.asarray(x)
+def stores_into_numpys_array(x):
+    a = np.arange(4.0)
+    a[:] = x[0]
+    return a
 
 
 @pytest.mark.parametrize("fn,what,line", [
@@ -253,7 +255,7 @@ def uses_asarray(x):
     (uses_bool, "bool()", "bool(x.any())"),
     (uses_and, "bool()", "(x > 0) and (x < 5)"),
     (uses_item, ".item()", "x.sum().item()"),
-    (uses_asarray, "np.asarray", "np.asarray(x)"),
+    (stores_into_numpys_array, "conversion to a NumPy array", "a[:] = x[0]"),
 ])
 def test_python_control_flow_on_traced_values_says_what_to_do(fn, what, line):
     message = _raises(TracerError, fn, X)

@@ -20,6 +20,7 @@ supported NumPy function to its implementation (each family module registers its
     linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
     linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
     refused     functions refused with their reason (data-dependent shapes, SVD, FFT)
+    random      np.random, refused while tracing (it draws anew on every call)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
 
@@ -32,6 +33,7 @@ from jitc.numpy_api import (
     linalg,
     linalg_lapack,
     linalg_namespace,
+    random,
     reductions,
     scans,
     shapes,
@@ -61,7 +63,7 @@ from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_di
 __all__ = [
     "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
     "complex", "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
-    "linalg_namespace", "reductions", "scans", "shapes", "shifts", "sorting", "ufuncs",
+    "linalg_namespace", "random", "reductions", "scans", "shapes", "shifts", "sorting", "ufuncs",
     "writes",
     "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
     "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",

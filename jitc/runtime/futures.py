@@ -33,7 +33,7 @@ def submit(jitted, args: tuple, kwargs: dict, depth: int = 2) -> Future:
     """Queue `jitted(*args, **kwargs)` and return its future; `depth`: the frames between
     the user's `submit` line and here."""
     if TRACES_ACTIVE[0]:
-        from jitc.creation import current_ctx
+        from jitc.rebind import current_ctx
 
         if current_ctx() is not None:
             raise UnsupportedError(f"{jitted.__name__}.submit inside a jitted function: call "
