@@ -52,6 +52,9 @@ class Artifact:
     single: bool  # the function returns one value, not a tuple
     function: object = field(repr=False)  # the Python function, NumPy's oracle
     origin: str = ""
+    # what `jitc report DIR/NAME` re-traces for the graph and the time table: the function
+    # (FILE.py:NAME) and its argument specs, where a module-level function of a file
+    built_from: dict | None = None
     _report: dict | None = field(default=None, repr=False)
 
     @property
@@ -69,12 +72,14 @@ class Artifact:
 
     def loader(self) -> str:
         return loader_source(self.plan, self.arg_names, self.outputs, self.single, self.origin,
-                             self.digest)
+                             self.digest, self.program.failures)
 
     def size_report(self) -> dict:
         if self._report is None:
             self._report = size_report(self.object, self.plan, self.program.kernel_names,
-                                       self.triple, self.cpu, self.digest)
+                                       self.triple, self.cpu, self.digest, self.program.labels)
+            if self.built_from:
+                self._report["built_from"] = self.built_from
         return self._report
 
     def format_size_report(self) -> str:
@@ -217,25 +222,13 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     """Compile `fn` for fixed argument specs into a self-contained object for `target`
     ("host", "x86_64-linux", "aarch64-linux"); cpu "generic" (portable baseline), "native"
     (this machine) or an LLVM cpu name. `progress(stage)` is called before each stage."""
-    import jitc
-    from jitc.api import Jitted
     from jitc.fusion import optimize
 
     say = progress or (lambda stage: None)
-    jitted = fn if isinstance(fn, Jitted) else jitc.jit(fn)
+    jitted = _jitted(fn)
     name = _check_name(name or jitted.__name__)
     say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
-    lowered = jitted.lower(*_specs(specs))
-    captured = [t for t, _ in lowered.writebacks if t[0] != "arg"]
-    if captured:
-        raise AotLinkError(f"{name}: the function writes into "
-                           f"{', '.join(_written(lowered, t) for t in captured)}; captured "
-                           f"arrays are read-only data in an AOT module: pass the array as "
-                           f"an argument to write it (an in-out pointer)")
-    written = {t[1]: k for t, k in lowered.writebacks}  # argument -> its new contents
-    lowered = lowered.with_captures_baked().with_arguments_computed(keep=written)
-    if any(weak for _, _, weak in lowered.arg_types):
-        raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
+    lowered, written = lowering(jitted, specs, name)
     visible = [k for k in range(len(lowered.graph.outputs)) if k not in written.values()]
     outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
@@ -252,4 +245,44 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     origin = getattr(jitted.fun, "__module__", "") or ""
     origin = f"{origin}.{jitted.fun.__qualname__}" if origin else jitted.fun.__qualname__
     return Artifact(name, triple, cpu, obj, digest, program, list(lowered.arg_names), outputs,
-                    lowered.out_tree == LEAF, jitted.fun, origin)
+                    lowered.out_tree == LEAF, jitted.fun, origin,
+                    _built_from(jitted.fun, _specs(specs)))
+
+
+def _jitted(fn):
+    import jitc
+    from jitc.api import Jitted
+
+    return fn if isinstance(fn, Jitted) else jitc.jit(fn)
+
+
+def lowering(fn, specs, name: str | None = None):
+    """(the Lowered an artifact of `fn` for `specs` compiles, {argument: output} of its
+    in-out arguments): captured arrays baked in as read-only data, written arguments as
+    outputs. `jitc report` compiles the same graph, so its kernels are the artifact's."""
+    jitted = _jitted(fn)
+    name = name or jitted.__name__
+    lowered = jitted.lower(*_specs(specs))
+    captured = [t for t, _ in lowered.writebacks if t[0] != "arg"]
+    if captured:
+        raise AotLinkError(f"{name}: the function writes into "
+                           f"{', '.join(_written(lowered, t) for t in captured)}; captured "
+                           f"arrays are read-only data in an AOT module: pass the array as "
+                           f"an argument to write it (an in-out pointer)")
+    written = {t[1]: k for t, k in lowered.writebacks}  # argument -> its new contents
+    lowered = lowered.with_captures_baked().with_arguments_computed(keep=written)
+    if any(weak for _, _, weak in lowered.arg_types):
+        raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
+    return lowered, written
+
+
+def _built_from(fun, specs) -> dict | None:
+    """FILE.py:NAME and the specs of a module-level function defined in a file (one that
+    `jitc report` can load again), else None."""
+    code = getattr(fun, "__code__", None)
+    qualname = getattr(fun, "__qualname__", "")
+    if code is None or "<" in qualname or "." in qualname or \
+            not os.path.isfile(code.co_filename):
+        return None
+    return {"function": f"{os.path.abspath(code.co_filename)}:{qualname}",
+            "args": [str(s) for s in specs], "max_bytes": None}

@@ -41,6 +41,7 @@ OUTPUTS = {outputs!r}  # per returned value: ("res", k, scalar), ("arg", k), ("c
 INOUT = {inout!r}  # the arguments the function writes
 SINGLE = {single!r}  # one returned value, not a tuple
 TEMP_BYTES = {temp_bytes}
+FAILURES = {failures!r}  # (exception class, message) per way the compiled code can fail
 DIGEST = {digest!r}  # lib{name}.so must export the same as {name}_signature_digest
 
 
@@ -107,6 +108,21 @@ _from_buffer, _addressof = ctypes.c_char.from_buffer, ctypes.addressof
 _local = threading.local()
 
 
+_ERRORS = {{"IndexError": IndexError, "ValueError": ValueError,
+            "LinAlgError": np.linalg.LinAlgError}}
+
+
+def _failure(status):
+    """The exception NumPy raises where the compiled code failed (its one way to fail), or
+    a RuntimeError naming each way it could have."""
+    if len(FAILURES) == 1:
+        cls, message = FAILURES[0]
+        return _ERRORS.get(cls, RuntimeError)(message)
+    ways = "; or ".join(f"{{cls}}: {{message}}" for cls, message in FAILURES)
+    return RuntimeError(f"{name}: the compiled code failed with status {{status}}"
+                        + (f": {{ways}}" if ways else ""))
+
+
 def _new_arena():
     buf = np.zeros(TEMP_BYTES + 64, np.uint8)
     base = _addressof(_from_buffer(buf))
@@ -115,12 +131,31 @@ def _new_arena():
     return _local.address
 
 
+# Python scalars take the argument's dtype where NumPy's own promotion would (NEP 50): a
+# float for a float32 argument, an int that fits for an int8 one, never a float for an int
+_WEAK_KINDS = {{bool: "biufc", int: "iufc", float: "fc", complex: "c"}}
+
+
+def _as_array(a, name, shape, dtype):
+    """What np.asarray makes of a non-array argument, a Python scalar at the dtype."""
+    if type(a) in _WEAK_KINDS and dtype.kind in _WEAK_KINDS[type(a)]:
+        try:
+            return np.asarray(a, dtype=dtype)
+        except OverflowError:
+            raise ValueError(f"{name}: argument {{name!r}}: Python {{type(a).__name__}} {{a}} "
+                             f"is out of bounds for {{dtype}}") from None
+    try:
+        return np.asarray(a)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: argument {{name!r}} must be an array of "
+                         f"{{dtype}}{{list(shape)}}, got {{type(a).__name__}}") from None
+
+
 def _slow(a, k):
     """Check argument k; a C-contiguous, aligned, writable-or-copied array (or ValueError)."""
     name, shape, dtype = ARGS[k][0], _shapes[k], _dtypes[k]
     if not isinstance(a, np.ndarray):
-        raise ValueError(f"{name}: argument {{name!r}} must be a numpy.ndarray of "
-                         f"{{dtype}}{{list(shape)}}, got {{type(a).__name__}}")
+        a = _as_array(a, name, shape, dtype)
     if a.dtype != dtype:
         raise ValueError(f"{name}: argument {{name!r}} has dtype {{a.dtype}}, expected "
                          f"{{dtype}} (compiled for {{dtype}}{{list(shape)}})")
@@ -202,8 +237,7 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
         lines.append("    t = None")
     ptrs = [f"p{k}" for k in range(n)] + [f"q{k}" for k in range(len(plan.results))] + ["t"]
     lines += [f"    status = _entry({', '.join(ptrs)})", "    if status:",
-              f'        raise RuntimeError(f"{name}: the compiled code failed with status '
-              f'{{status}} (an index out of bounds?)")']
+              "        raise _failure(status)"]
     for k in plan.inout:  # the caller's array, where the call wrote a copy of it
         lines += [f"    if a{k} is not arrays[{k}]:", f"        arrays[{k}][...] = a{k}"]
     values = []
@@ -223,9 +257,9 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
 
 
 def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str,
-                  digest: str) -> str:
+                  digest: str, failures=()) -> str:
     """outputs: Artifact.outputs, where each value the function returns comes from; digest:
-    the signature digest the library must carry."""
+    the signature digest the library must carry; failures: aot.plan.Program.failures."""
     args = tuple((n, tuple(s), str(d)) for n, (s, d) in zip(arg_names, plan.params))
     results = tuple((tuple(s), str(d)) for s, d in plan.results)
     call = f"out = {plan.name}({', '.join(arg_names)})"
@@ -235,6 +269,6 @@ def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str
     text = TEMPLATE.format(
         name=plan.name, origin=origin, call=call, args=args, results=results,
         outputs=tuple(outputs), inout=tuple(plan.inout), single=single,
-        temp_bytes=plan.temp_bytes, digest=digest,
+        temp_bytes=plan.temp_bytes, digest=digest, failures=tuple(failures),
         n_ptrs=len(plan.params) + len(plan.results) + 1, function="{function}")
     return text.replace("{function}", _function(plan, arg_names, outputs, single, doc))

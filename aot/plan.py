@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from jitc import failures
 from jitc.aot.link import AotLinkError, ArrayArg, EntryPlan, IntArg, KernelCall
-from jitc.backends.cpu.driver import FASTMATH, KERNEL_HEADER
+from jitc.backends.cpu.driver import FAILURE_OF, FASTMATH, KERNEL_HEADER
 from jitc.backends.cpu.plan import plan_program
 from jitc.ir import Graph
 
@@ -22,11 +23,17 @@ DECORATOR = f"@njit(error_model='numpy', fastmath={FASTMATH})"
 @dataclass
 class Program:
     """source: the generated kernel module (kept for reading); kernels: name -> numba
-    dispatcher; plan: the entry; kernel_names: in order of first call."""
+    dispatcher; plan: the entry; kernel_names: in order of first call; failures: the
+    distinct (exception class name, message) a failing call can mean, each message naming
+    the NumPy call and the user's line (the entry returns the kernel's status only);
+    labels: kernel name -> the graph's names of the kernels it runs (fusion_15: as stats()
+    and the report name them), several where kernels share one body's code."""
     source: str
     kernels: dict
     plan: EntryPlan
     kernel_names: list
+    failures: tuple = ()
+    labels: dict | None = None
 
 
 def _static(source: str, sizes: list) -> str:
@@ -41,11 +48,18 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     program = plan_program(graph, name, target="aot", inout=inout)
     sources: list[str] = []  # distinct static bodies; kernel k is sources[k]
     calls = []
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    labels: dict = {}
     for kernel in program.kernels:
+        label = "copy into results" if kernel.node is None else \
+            f"{kernel.node.op}_{index[kernel.node]}"  # as fusion.stats.kernel_names
         for body in kernel.bodies:
             text = _static(body.source, kernel.sizes)
             if text not in sources:
                 sources.append(text)
+            named = labels.setdefault(f"k{sources.index(text)}", [])
+            if label not in named:
+                named.append(label)
             args = [ArrayArg(kernel.pointers[p].source, kernel.pointers[p].index, shape,
                              kernel.pointers[p].dtype, kernel.pointers[p].offset)
                     for p, shape, _ in body.arrays]
@@ -67,7 +81,27 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
                      constants=tuple(program.constants), temp_bytes=program.temp_bytes,
                      calls=tuple(calls), inout=program.inout)
     _check_no_overlap(plan)
-    return Program(source, {k: namespace[k] for k in names}, plan, names)
+    return Program(source, {k: namespace[k] for k in names}, plan, names,
+                   _failures(program.kernels), labels)
+
+
+def _failures(kernels) -> tuple:
+    """(class name, message) of each way a kernel can fail, as the cpu backend raises it."""
+    found = []
+    for kernel in kernels:
+        if kernel.error is None:
+            continue
+        kind = FAILURE_OF.get(kernel.error)
+        cls, message = kernel.error
+        if kind is not None:
+            error = failures.located(list(kernel.sites), kind, Exception, message)
+            cls, message = _CLASS_NAMES.get(type(error), cls), str(error)
+        if (cls, message) not in found:
+            found.append((cls, message))
+    return tuple(found)
+
+
+_CLASS_NAMES = {ValueError: "ValueError", IndexError: "IndexError"}  # failures' overrides
 
 
 def _check_no_overlap(plan: EntryPlan):

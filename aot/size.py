@@ -60,7 +60,8 @@ def jit_footprint() -> dict:
 
 
 def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str,
-                digest: str) -> dict:
+                digest: str, labels: dict | None = None) -> dict:
+    """The artifact's bytes by part; `labels`: each kernel's names in the graph (aot.plan)."""
     syms = symbol_sizes(obj)
     sections = section_sizes(obj)
     kernels = {}
@@ -78,6 +79,7 @@ def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str
         "object_bytes": len(obj),
         "code_bytes": code,
         "kernel_bytes": kernels,
+        "kernel_labels": {k: (labels or {}).get(k, [k]) for k in kernels},
         "entry_bytes": syms.get(plan.name, 0) + syms.get(f"{plan.name}_temp_bytes", 0),
         "constants_bytes": constants,
         "other_rodata_bytes": sum(v for s, v in sections.items()
@@ -107,8 +109,9 @@ def format_report(r: dict) -> str:
         rows.append(f"  signature digest {r['signature_digest']}")
     rows.append("")
     rows.append(f"  {'code':<22}{r['code_bytes']:>12,}  {_kb(r['code_bytes'])}")
+    labels = r.get("kernel_labels", {})  # absent from reports written before labels
     for k, v in r["kernel_bytes"].items():
-        rows.append(f"    {k:<20}{v:>12,}")
+        rows.append(f"    {k:<20}{v:>12,}  {' + '.join(labels.get(k, ()))}".rstrip())
     rows.append(f"    {'entry':<20}{r['entry_bytes']:>12,}")
     rows.append(f"  {'constants (weights)':<22}{r['constants_bytes']:>12,}  "
                 f"{_kb(r['constants_bytes'])}")

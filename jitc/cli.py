@@ -42,7 +42,10 @@ def load_function(target: str):
     fn = getattr(module, name, None)
     if fn is None:
         raise CliError(f"{path} has no function {name!r}")
-    return getattr(fn, "fun", fn)
+    fn = getattr(fn, "fun", fn)
+    if not callable(fn):
+        raise CliError(f"{path}:{name} is a {type(fn).__name__}, not a function")
+    return fn
 
 
 def parse_specs(texts):
@@ -127,24 +130,25 @@ def cmd_report(args):
     out = os.path.abspath(args.output)
     if os.path.isdir(out) or not os.access(os.path.dirname(out), os.W_OK):
         raise CliError(f"cannot write the report to {args.output}")
-    size = None
     if ".py:" in args.target or args.target.endswith(".py"):
-        target, specs = args.target, parse_specs(args.arg)
-    else:
-        if args.arg:
-            raise CliError("--arg is for FILE.py:FUNCTION; an artifact has its arguments")
-        path, size_report = report.read_artifact(args.target)
-        built = size_report.get("built_from")
-        if not built:
-            raise CliError(f"{path} records no function to re-trace (built before `jitc "
-                           f"report` existed, or by jitc.aot.compile): rebuild it with `jitc "
-                           f"aot`")
-        target, specs = built["function"], parse_specs(built["args"])
-        size = report.artifact_size(path, size_report)
-    fn = load_function(target)
-    compiled = jitc.jit(fn).lower(*specs).compile()
-    report.write(compiled, out, size)
-    print(f"wrote {args.output}")
+        fn = load_function(args.target)
+        report.write(jitc.jit(fn).lower(*parse_specs(args.arg)).compile(), out)
+        print(f"wrote {args.output}")
+        return 0
+    if args.arg:
+        raise CliError("--arg is for FILE.py:FUNCTION; an artifact has its arguments")
+    from jitc.aot.artifact import lowering
+
+    path, size_report = report.read_artifact(args.target)
+    size = report.artifact_size(path, size_report)
+    built = size_report.get("built_from")
+    compiled = None
+    if built:  # the graph the artifact compiled, on the cpu backend: the same kernels
+        fn = load_function(built["function"])
+        compiled = lowering(fn, parse_specs(built["args"]))[0].compile("cpu")
+    report.write(compiled, out, size, title=size_report["name"])
+    print(f"wrote {args.output}" + ("" if built else f" (the size alone: {path} records no "
+                                                      f"function to compile again)"))
     return 0
 
 

@@ -45,6 +45,9 @@ def spec(text: str) -> ShapeDtype:
     """Parse 'f32[1,512]' (also f16, f64, s8/i8, s16/i16, s32/i32, s64/i64, u8, u16, u32, u64,
     pred/bool; 'f32[]' is 0-d)."""
     m = _SPEC.fullmatch(text)
+    if text.strip() in BY_SHORT_NAME:
+        raise ValueError(f"bad spec {text!r}: a shape is missing; write '{text.strip()}[]' for "
+                         f"a scalar (0-d), or '{text.strip()}[d0,d1,...]'")
     if not m or m.group(1) not in BY_SHORT_NAME:
         names = ", ".join(sorted(BY_SHORT_NAME))
         raise ValueError(f"bad spec {text!r}: expected DTYPE[d0,d1,...] with DTYPE one of "

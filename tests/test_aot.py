@@ -219,8 +219,8 @@ def test_loader_rejects_bad_inputs_with_value_error(built):
         ("h0", [good[0], good[1].astype(np.float64), *good[2:]], "has dtype float64"),
         ("c0", [*good[:2], good[2].reshape(60), *good[3:]], "has rank 1-d"),
         ("h2", [*good[:5], np.zeros((1, 61), np.float32), good[6]], "has shape 2-d [1, 61]"),
-        ("x", [good[0].tolist(), *good[1:]], "must be a numpy.ndarray"),
-        ("c2", [*good[:6], None], "got NoneType"),
+        ("x", [good[0].tolist(), *good[1:]], "has dtype float64"),  # np.asarray's
+        ("c2", [*good[:6], None], "has dtype object"),
     ]
     for arg, args, says in cases:
         with pytest.raises(ValueError, match=f"'{arg}'") as info:
@@ -261,13 +261,61 @@ def test_out_of_bounds_gather_is_an_exception_not_a_crash(tmp_path):
     t = np.arange(15, dtype=np.float32).reshape(5, 3)
     i = np.array([0, 4, -1, 2])
     np.testing.assert_array_equal(take_aot(t, i), take(t, i))
-    with pytest.raises(RuntimeError, match="failed with status 1"):
+    with pytest.raises(IndexError, match=r"index out of bounds .* at .*test_aot.py:\d+"):
         take_aot(t, np.array([0, 5, 1, 2]))
+
+
+def test_a_failing_call_raises_numpys_error_or_names_every_way_it_could_fail(tmp_path):
+    """Before: every failure was "status 1 (an index out of bounds?)", also NumPy's
+    ValueError for an integer power with a negative exponent."""
+    def power(x, k):
+        return x ** k
+
+    def both(t, i, k):
+        return t[i] * 2, t ** k
+
+    aot.compile(power, "i32[3]", "i32[3]", name="power").write(str(tmp_path))
+    aot.compile(both, "i32[5]", "i64[2]", "i32[5]", name="both").write(str(tmp_path))
+    power_aot, both_aot = _load(str(tmp_path), "power"), _load(str(tmp_path), "both")
+    x = np.arange(3, dtype=np.int32)
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not "
+                                         r"allowed. in np.power at .*test_aot.py:\d+"):
+        power_aot(x, np.array([1, -1, 2], np.int32))
+    with pytest.raises(RuntimeError, match="status 1: IndexError: .* or ValueError: "):
+        both_aot(np.ones(5, np.int32), np.array([9, 0]), np.ones(5, np.int32))
+    t = np.arange(5, dtype=np.int32)
+    for got, want in zip(both_aot(t, np.array([4, 0]), t), both(t, np.array([4, 0]), t)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_python_scalar_argument_is_taken_at_the_compiled_dtype(tmp_path):
+    """Before: the loader refused a Python float for a f32[] argument (even np.float32)."""
+    def scale(x, s):
+        return x * s
+
+    aot.compile(scale, "f32[3]", "f32[]", name="scale").write(str(tmp_path))
+    scale_aot = _load(str(tmp_path), "scale")
+    x = np.arange(3, dtype=np.float32)
+    for s in (2.5, 2, True, np.float32(2.5)):
+        got = scale_aot(x, s)
+        assert got.dtype == np.float32 and np.array_equal(got, x * np.float32(s))
+    for bad, message in ((2.5j, "complex128"), (np.float64(2.5), "float64"), ("s", "<U1")):
+        with pytest.raises(ValueError, match=f"argument 's' has dtype {message}, expected"):
+            scale_aot(x, bad)
+    with pytest.raises(ValueError, match="must be an array of float32"):
+        scale_aot(x, [[1.0], [1.0, 2.0]])  # ragged: np.asarray refuses it
+    aot.compile(scale, "i8[3]", "i8[]", name="scale8").write(str(tmp_path))
+    scale8 = _load(str(tmp_path), "scale8")
+    assert np.array_equal(scale8(np.ones(3, np.int8), -3), np.full(3, -3, np.int8))
+    with pytest.raises(ValueError, match="Python int 300 is out of bounds for int8"):
+        scale8(np.ones(3, np.int8), 300)
+    with pytest.raises(ValueError, match="has dtype float64, expected int8"):
+        scale8(np.ones(3, np.int8), 2.5)  # NumPy would not cast a float into int8 either
 
 
 def test_bincount_compiles_ahead_of_time(tmp_path):
     """np.bincount with a static minlength (its np.add.at scatter); a value past minlength
-    is the scatter's failing status, as for any index out of bounds."""
+    is the loader's ValueError, as the cpu backend's."""
     def counts(x, w):
         return np.bincount(x, minlength=6), np.bincount(x, w, minlength=6)
 
@@ -277,7 +325,7 @@ def test_bincount_compiles_ahead_of_time(tmp_path):
     for got, want in zip(counts_aot(x, w), counts(x, w)):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
-    with pytest.raises(RuntimeError, match="failed with status 1"):
+    with pytest.raises(ValueError, match="np.bincount: x holds a negative value"):
         counts_aot(np.array([0, 1, 6, 0, 0, 0, 0], np.int32), w)
 
 
@@ -379,6 +427,8 @@ def test_cli_size_and_budget(small_module, tmp_path, capsys):
     (["{m}:f", "--arg", "f32[2,32]", "-o", "{t}/a_file/out"], "a_file"),
     (["{m}:f", "--arg", "f32[99999999999,99999999999]"], "larger than any NumPy array"),
     (["{m}:f", "--arg", "f32[2305843009213693952]"], "larger than any NumPy"),  # 2**63 bytes
+    (["{m}:W", "--arg", "f32[2,32]"], "small.py:W is a ndarray, not a function"),
+    (["{m}:f", "--arg", "f64"], "a shape is missing; write 'f64[]' for a scalar"),
 ])
 def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv, message):
     (tmp_path / "broken.py").write_text("def f(x):\n    return x +\n")
