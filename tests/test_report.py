@@ -14,6 +14,7 @@ import pytest
 
 import jitc
 from jitc import cli
+from jitc.aot.artifact import lowering
 from jitc.report import graph as report_graph
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -73,7 +74,8 @@ def pages(tmp_path_factory):
     page = str(out / "step.html")
     assert cli.main(["report", str(build / "step"), "-o", page]) == 0
     fn = cli.load_function(os.path.join(EXAMPLES, "lstm.py:step"))
-    compiled = jitc.jit(fn).lower(*cli.parse_specs(LSTM_ARGS[1::2])).compile()
+    # the graph the artifact compiled (captured weights baked in), as the report compiles it
+    compiled = lowering(fn, cli.parse_specs(LSTM_ARGS[1::2]))[0].compile("cpu")
     with open(build / "step.size.json") as f:
         made["step"] = (page, compiled, json.load(f))
     return made
@@ -93,13 +95,16 @@ def test_the_page_opens_offline_with_a_box_and_a_time_row_per_kernel(pages, name
     assert len(boxes) == compiled.stats()["kernels"] and boxes == set(names)
     rows = set(re.findall(r"data-kernel-time=\"([^\"]+)\"", dom))
     assert set(names) <= rows
-    assert "takes" in dom and "% of the call" in dom  # the sentence about the top kernel
+    assert "takes" in dom and "% of the kernels' time" in dom  # the sentence about the top kernel
     leaves = [int(b) for b in re.findall(r'data-bytes="(\d+)"', dom)]
     if size is None:
         assert not leaves
     else:  # the artifact's treemap splits its object bytes, and draws the budget
         assert sum(leaves) == size["object_bytes"] and len(leaves) >= 5
         assert "--max-bytes 2,000,000" in dom
+        code = {" + ".join(v) for v in size["kernel_labels"].values()}
+        assert code and all(set(label.split(" + ")) <= set(names) for label in code), code
+    assert re.search(r'<svg[^>]*style="[^"]*width: 100%', dom)  # fits the page's width
 
 
 @needs_browser
@@ -186,7 +191,9 @@ def test_jitc_trace_writes_a_span_per_call_with_its_kernels_inside(tmp_path):
     (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,512]",
       "-o", "/nonexistent/dir/r.html"], "cannot write the report"),
     (["report", "{bare}", "--arg", "f32[1]", "-o", "{out}"], "--arg is for FILE.py:FUNCTION"),
-    (["report", "{bare}", "-o", "{out}"], "records no function to re-trace"),
+    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,512]", "--arg",
+      "f32[512,256]", "--arg", "f32[256]", "-o", "/proc/r.html"],
+     "cannot write the report /proc/r.html"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsys):
     from jitc import aot
@@ -201,7 +208,74 @@ def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsy
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert ".tmp" not in err
     assert not out.exists()
+
+
+@needs_browser
+def test_an_artifact_built_from_python_is_reported(tmp_path, capsys):
+    """Before: "records no function to re-trace" for any artifact jitc.aot.compile made.
+    A top-level function of a file is recorded and reported whole; a lambda gets its size
+    treemap, and the page says what the graph and the time table need."""
+    from jitc import aot
+
+    module = tmp_path / "model.py"
+    module.write_text("import numpy as np\n\ndef scale(x):\n    return np.tanh(x) * 2\n")
+    scale = cli.load_function(f"{module}:scale")
+    aot.compile(scale, "f32[64]", name="scale").write(str(tmp_path / "a"))
+    aot.compile(lambda x: x + 1, "f32[4]", name="inc").write(str(tmp_path / "b"))
+    for artifact, whole in (("a/scale", True), ("b/inc", False)):
+        page = tmp_path / f"{os.path.basename(artifact)}.html"
+        assert cli.main(["report", str(tmp_path / artifact), "-o", str(page)]) == 0
+        said = capsys.readouterr().out
+        assert ("records no function" in said) != whole
+        dom = rendered(str(page), tmp_path)
+        assert bool(re.search(r'data-kernel="', dom)) == whole
+        assert bool(re.search(r"data-kernel-time=", dom)) == whole
+        assert re.search(r'data-bytes="\d+"', dom)
+        assert ("records no function to compile again" in dom) != whole
+
+
+def test_the_treemap_adds_up_when_a_constant_was_folded_away(tmp_path):
+    """An MLP whose first bias is np.zeros: the object has no symbol for constant 1 (nor
+    for the small bias), but one for constant 2. Before: the leaves stopped at the first
+    missing constant, 8,192 bytes short of the object."""
+    from jitc import aot
+    from jitc.report import artifact_size
+
+    W1 = np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32)
+    b1 = np.zeros(32, np.float32)
+    W2 = np.linspace(1, -1, 32 * 64, dtype=np.float32).reshape(32, 64)
+    b2 = np.linspace(0, 1, 64, dtype=np.float32)
+
+    def mlp(x):
+        return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+    aot.compile(mlp, "f32[1,64]", name="mlp").write(str(tmp_path))
+    with open(tmp_path / "mlp.size.json") as f:
+        report = json.load(f)
+    size = artifact_size(str(tmp_path / "mlp"), report)
+
+    def leaves(node):
+        return [node["bytes"]] if "bytes" in node else \
+            [b for c in node["children"] for b in leaves(c)]
+
+    assert sum(leaves(size["tree"])) == report["object_bytes"]
+    weights = next(c for c in size["tree"]["children"] if c["name"].startswith("weights"))
+    assert sum(c["bytes"] for c in weights["children"]) == report["constants_bytes"] > 0
+
+
+def test_the_kernels_never_take_longer_than_the_call(pages):
+    """The time table's figures come from the same profiled calls: the kernels' total is
+    at most the call's, and the rows' shares add up to 100%. Before: "the kernels take
+    2,426.7 µs" of a 2,410.5 µs call (medians of different calls)."""
+    from jitc.report import kernel_times
+
+    for name in ("layer", "step"):
+        timing = kernel_times(pages[name][1])
+        assert 0 < timing["kernel_ns"] <= timing["profiled_ns"]
+        shares = [r["ns"] / timing["rows_ns"] for r in timing["rows"]]
+        assert abs(sum(shares) - 1) < 1e-9
 
 
 def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):

@@ -16,10 +16,22 @@ from jitc.report.kernels import assign_runs, kernels, per_kernel
 from jitc.report.page import html_page, write_atomically
 from jitc.report.timing import copy_bandwidth, time_kernels
 
+NO_FUNCTION = ("<p class='note'>This artifact records no function to compile again (built "
+               "by <code>jitc.aot.compile</code> from a function that is not at the top of a "
+               "file, such as a lambda or a closure). Its graph and the time each kernel takes "
+               "need the function: build the artifact with <code>jitc aot FILE.py:FUNCTION "
+               "--arg ...</code>, or from a function defined at the top of a file.</p>")
 
-def write(compiled, path: str, size: dict | None = None) -> str:
+
+def write(compiled, path: str, size: dict | None = None, title: str | None = None) -> str:
     """Write the report of `compiled` (a Compiled) to `path`; `size`: an artifact's treemap
-    (artifact_size). Returns the path."""
+    (artifact_size). Without `compiled`, the page of an artifact that records no function
+    to compile again (`title`: its name) shows the treemap alone. Returns the path."""
+    if compiled is None:
+        text = html_page(f"jitc report: {title}", "an AOT artifact's size", NO_FUNCTION,
+                         None, size, None, NO_FUNCTION)
+        write_atomically(path, text)
+        return path
     graph = compiled.graph
     table = kernels(graph)
     picture, drawn_by = render(graph, table)
@@ -58,8 +70,10 @@ def kernel_times(compiled, table=None) -> dict | None:
         rows.append(_row("copy into results", "copy", "", sum(kernel_ns[i] for i in orphans),
                          0, 0, None, None, copy))
     rows.sort(key=lambda r: -r["ns"])
-    return {"rows": rows, "kernel_ns": sum(measured["launch_ns"]), "call_ns": measured["call_ns"],
-            "calls": measured["calls"], "copy_gbs": copy / 1e9}
+    return {"rows": rows, "rows_ns": sum(r["ns"] for r in rows),
+            "kernel_ns": measured["kernel_ns"], "profiled_ns": measured["profiled_ns"],
+            "call_ns": measured["call_ns"], "calls": measured["calls"],
+            "copy_gbs": copy / 1e9}
 
 
 def _row(name, summary, where, ns, read, written, flops, inside, copy) -> dict:
@@ -82,16 +96,17 @@ def artifact_size(path: str, report: dict) -> dict:
         obj = f.read()
     syms = symbol_sizes(obj)
     name = report["name"]
-    kernels_ = [{"name": k, "bytes": v, "kind": "code"} for k, v in report["kernel_bytes"].items()]
+    labels = report.get("kernel_labels", {})  # the graph's names, as the time table's
+    kernels_ = [{"name": " + ".join(labels.get(k, [k])), "bytes": v, "kind": "code"}
+                for k, v in report["kernel_bytes"].items()]
     code_rest = report["code_bytes"] - sum(report["kernel_bytes"].values()) - report["entry_bytes"]
     code = kernels_ + [{"name": "entry (driver)", "bytes": report["entry_bytes"], "kind": "code"}]
     if code_rest > 0:
         code.append({"name": "other code", "bytes": code_rest, "kind": "code"})
-    constants, k = [], 0
-    while constant_symbol(name, k) in syms:
-        constants.append({"name": f"constant {k}", "bytes": syms[constant_symbol(name, k)],
-                          "kind": "constants"})
-        k += 1
+    prefix = constant_symbol(name, 0)[:-1]  # a constant folded away has no symbol
+    constants = [{"name": f"constant {s[len(prefix):]}", "bytes": v, "kind": "constants"}
+                 for s, v in sorted(syms.items(), key=lambda item: _constant_index(item[0]))
+                 if s.startswith(prefix) and s[len(prefix):].isdigit()]
     tree = {"name": f"{name}.o", "children": [
         {"name": "code", "children": code},
         {"name": "weights (constants)", "children": constants},
@@ -111,6 +126,11 @@ def artifact_size(path: str, report: dict) -> dict:
     built = report.get("built_from", {})
     return {"report": report, "tree": tree, "beside": beside,
             "max_bytes": built.get("max_bytes")}
+
+
+def _constant_index(symbol: str) -> int:
+    digits = symbol[len(symbol.rstrip("0123456789")):]
+    return int(digits) if digits else -1
 
 
 def read_artifact(path: str) -> tuple[str, dict]:

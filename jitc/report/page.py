@@ -22,7 +22,8 @@ code,.mono{font-family:ui-monospace,monospace;font-size:12px}
 table{border-collapse:collapse;font-size:13px} th,td{padding:3px 8px;text-align:right;
 border-bottom:1px solid #eee} th{background:#f5f5f5} td.l,th.l{text-align:left}
 .headline{font-size:15px;background:#fff8e1;padding:8px 12px;border-left:4px solid #f0b400}
-#graph-box{overflow:auto;border:1px solid #ddd;max-height:900px} #graph-box svg{display:block}
+#graph-box{overflow:auto;border:1px solid #ddd} #graph-box svg{display:block;height:auto}
+.zoom button{font-size:12px}
 g.kernel:hover>path{stroke:#1a73e8;stroke-width:2}
 #op-info{min-height:20px;color:#333;margin:6px 0}
 #treemap{position:relative;width:900px;height:380px;border:1px solid #999}
@@ -57,6 +58,14 @@ SCRIPT = """
       var k = g.closest("g.kernel");
       info.textContent = (t || "") + (k ? "  (kernel " + k.dataset.kernel + ")" : "");
     });
+  });
+  var svg = document.querySelector("#graph-box svg");
+  function zoom(factor) {  // the graph's width: the page's, times factor
+    if (svg) svg.style.width = (100 * factor) + "%";
+  }
+  zoom(1);
+  document.querySelectorAll("button[data-zoom]").forEach(function (b) {
+    b.addEventListener("click", function () { zoom(+b.dataset.zoom); });
   });
   var size = JSON.parse(document.getElementById("size-data").textContent);
   var box = document.getElementById("treemap");
@@ -95,10 +104,10 @@ def _mb(n: float) -> str:
     return f"{n:,.0f} B"
 
 
-def time_section(timing: dict | None) -> str:
+def time_section(timing: dict | None, note: str | None = None) -> str:
     if timing is None:
-        return "<p class='note'>No time measured for this backend.</p>"
-    rows, total = timing["rows"], timing["kernel_ns"]
+        return note or "<p class='note'>No time measured for this backend.</p>"
+    rows, total = timing["rows"], timing["rows_ns"]  # shares of the rows add up to 100%
     out = []
     top = rows[0] if rows else None
     if top is not None and top["ns"]:
@@ -110,13 +119,15 @@ def time_section(timing: dict | None) -> str:
             bw = f" at {top['gflops']:.1f} GFLOP/s ({bw.strip()})" if bw else \
                 f" at {top['gflops']:.1f} GFLOP/s"
         out.append(f"<p class='headline'><b>{html.escape(top['name'])}</b> "
-                   f"({html.escape(top['summary_short'])}) takes {share:.0f}% of the call"
+                   f"({html.escape(top['summary_short'])}) takes {share:.0f}% of the kernels' time"
                    f"{bw}.</p>")
     out.append(f"<p>A call takes {timing['call_ns'] / 1e3:,.1f} µs (median of "
-               f"{timing['calls']} calls on seeded random inputs), of which the kernels take "
-               f"{total / 1e3:,.1f} µs; the rest is the Python call: argument checks, result "
-               f"allocation. This machine copies at {timing['copy_gbs']:.1f} GB/s "
-               f"(NumPy's copy of 64 MB, read + write).</p>")
+               f"{timing['calls']} calls on seeded random inputs). Timed launch by launch, a "
+               f"call takes {timing['profiled_ns'] / 1e3:,.1f} µs, of which the kernels take "
+               f"{timing['kernel_ns'] / 1e3:,.1f} µs (medians of the same calls); the rest is "
+               f"the Python call: argument checks, result allocation, and the timing itself. "
+               f"Each kernel's row is its median launch. This machine copies at "
+               f"{timing['copy_gbs']:.1f} GB/s (NumPy's copy of 64 MB, read + write).</p>")
     out.append("<table id='time-table'><tr><th class='l'>kernel</th><th class='l'>ops</th>"
                "<th class='l'>source</th><th>time µs</th><th>share</th><th>read</th>"
                "<th>written</th><th>GB/s</th><th>of copy bw</th><th>GFLOP/s</th></tr>")
@@ -161,23 +172,28 @@ def size_section(size: dict | None) -> str:
     return "".join(parts)
 
 
-def html_page(title: str, subtitle: str, graph_html: str, drawn_by: str, size: dict | None,
-         timing: dict | None) -> str:
+def html_page(title: str, subtitle: str, graph_html: str, drawn_by: str | None,
+              size: dict | None, timing: dict | None, time_note: str | None = None) -> str:
+    """The page; `drawn_by` None: `graph_html` is a note, there is no graph to draw."""
     name, version, license_, js, _ = D3_HIERARCHY
     tree = json.dumps(size["tree"] if size else None).replace("</", "<\\/")
     how = ("laid out by Graphviz <code>dot</code>" if drawn_by == "graphviz"
            else "listed (Graphviz not installed)")
+    graph_note = "" if drawn_by is None else f"""<p class="note">Each blue box is a kernel, \
+{how}. Hover or click an op for its shape, dtype and source line; red edges are values fusion \
+left in memory, with their bytes and why. The graph fits the page's width; scroll it \
+sideways or zoom in with the buttons.</p>
+<p class="zoom"><button data-zoom="1">fit width</button> <button data-zoom="2">2x</button> \
+<button data-zoom="4">4x</button></p>"""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <script>{ERRORS_FIRST}</script><style>{STYLE}</style></head>
 <body>
 <h1>{html.escape(title)}</h1><p class="sub">{html.escape(subtitle)}</p>
-<h2>Fused graph</h2>
-<p class="note">Each blue box is a kernel, {how}. Hover or click an op for its shape, dtype
-and source line; red edges are values fusion left in memory, with their bytes and why.</p>
+<h2>Fused graph</h2>{graph_note}
 <div id="op-info"></div><div id="graph-box">{graph_html}</div>
 <h2>Size</h2>{size_section(size)}
-<h2>Time per kernel</h2>{time_section(timing)}
+<h2>Time per kernel</h2>{time_section(timing, time_note)}
 <p class="note">Treemap layout: {name} {version} ({license_} license), vendored in jitc
 (jitc/report/vendor).</p>
 <script type="application/json" id="size-data">{tree}</script>
@@ -196,7 +212,16 @@ def write_atomically(path: str, text: str) -> None:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
+    except OSError as e:  # name the user's path, not the temporary file beside it
+        _remove(tmp)
+        raise OSError(e.errno, f"cannot write the report {path}: {e.strerror}") from None
     except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        _remove(tmp)
         raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
