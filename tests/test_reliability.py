@@ -155,6 +155,7 @@ def test_calls_with_pytree_arguments_and_calls_that_raise_keep_memory_flat():
                 f(d, t, "s")
 
     calls(500)
+    jitc.tiered.wait()  # the functions' own drivers compile in the background meanwhile
     gc.collect()
     tracemalloc.start()
     try:
