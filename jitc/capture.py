@@ -212,8 +212,9 @@ class Capture:
         proxy = types.ModuleType(module.__name__, module.__doc__)
         vars(proxy).update(attrs)
         vars(proxy).update(new)
-        self.standins.append((place, {("attr", k): v for k, v in new.items()}, proxy,
-                              {("attr", k) for k in new}))
+        # every attribute compared after the trace: one the function sets is on the proxy
+        self.standins.append((place, {("attr", k): v for k, v in vars(proxy).items()}, proxy,
+                              None))
         return proxy
 
     def array(self, array: np.ndarray, place: Place):

@@ -85,10 +85,7 @@ class tracing_in_this_thread:
 def standin(value):
     """The wrapper to bind where the jitted function's globals hold NumPy's own `value`
     (`from numpy import zeros` at import), else `value`; while a trace is active."""
-    try:
-        return _wrapper_of.get(id(value), value)
-    except TypeError:
-        return value
+    return _wrapper_of.get(id(value), value)
 
 
 def user_call(wrapper, depth: int = 2) -> bool:

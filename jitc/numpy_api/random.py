@@ -50,6 +50,8 @@ class RefusedRandomState:
         self._what = f"{name} (a {type(value).__module__}.{type(value).__qualname__})"
 
     def __getattr__(self, attr):
+        if attr.startswith("__"):  # a protocol probe (copy, __array__): not the user's call
+            raise AttributeError(attr)
         raise refusal(f"{self._what}.{attr}")
 
     def __repr__(self):
