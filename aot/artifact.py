@@ -23,7 +23,7 @@ from jitc.aot.link import AotLinkError, build_object, resolve_triple, signature_
 from jitc.aot.loader import loader_source
 from jitc.aot.plan import Program, plan_aot
 from jitc.aot.size import format_report, size_report
-from jitc.pytree import LEAF, flatten
+from jitc.core.pytree import LEAF, flatten
 
 # "generic" is jitc's portable baseline per architecture. x86-64-v2 (SSE4.2, 2009+) rather
 # than LLVM's generic x86-64: without SSE4.1, floor/ceil/trunc/rint become libm calls.
@@ -150,7 +150,7 @@ class Artifact:
 
 
 def _specs(specs):
-    from jitc.specs import ShapeDtype, spec
+    from jitc.core.specs import ShapeDtype, spec
 
     out = []
     for s in specs:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from jitc.aot.link import EntryPlan, _c_type, c_prototypes, digest_symbol
-from jitc.dtypes import type_str
+from jitc.core.dtypes import type_str
 
 RTOL, ATOL = 1e-5, 1e-6
 

@@ -51,7 +51,7 @@ import numpy as np
 from llvmlite import ir
 
 from jitc.backends.cpu.lowering import storage  # float16 arrays: their uint16 bits
-from jitc.errors import JitcError
+from jitc.core.errors import JitcError
 
 __all__ = [
     "AotLinkError", "ArrayArg", "IntArg", "KernelCall", "EntryPlan", "kernel_ir",

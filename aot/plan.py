@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from jitc import failures
 from jitc.aot.link import AotLinkError, ArrayArg, EntryPlan, IntArg, KernelCall
 from jitc.backends.cpu.driver import FAILURE_OF, FASTMATH, KERNEL_HEADER
 from jitc.backends.cpu.plan import plan_program
-from jitc.ir import Graph
+from jitc.core import failures
+from jitc.core.ir import Graph
 
 DECORATOR = f"@njit(error_model='numpy', fastmath={FASTMATH})"
 

@@ -46,12 +46,10 @@ def installed_bytes(dist: str) -> int:
         if os.path.isfile(p):
             total += os.path.getsize(p)
     if dist == "jitc":  # editable: RECORD lists a .pth, not the sources
-        import jitc
-        import jitc.aot
-        import jitc.backends
-        import jitc.fusion
-        total = sum(_tree_bytes(m.__path__[0])
-                    for m in (jitc, jitc.fusion, jitc.backends, jitc.aot))
+        from jitc.core.source import package_folders
+
+        total = sum(_tree_bytes(f) for f in package_folders()
+                    if not any(f.startswith(o + os.sep) for o in package_folders()))
     return total
 
 

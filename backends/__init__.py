@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-from jitc import interrupts
-from jitc.errors import JitcError
+from jitc.core import interrupts
+from jitc.core.errors import JitcError
 
 BACKENDS = {
     "reference": "jitc.backends.reference",

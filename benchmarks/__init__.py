@@ -3,5 +3,5 @@
 import os
 
 # Benchmarks time compiled code: a first call waits for its kernels instead of running the
-# reference tier (jitc/tiered.py); bench_tiered.py sets JITC_COMPILE for each of its rows.
+# reference tier (runtime/tiered.py); bench_tiered.py sets JITC_COMPILE for each of its rows.
 os.environ.setdefault("JITC_COMPILE", "sync")

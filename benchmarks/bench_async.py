@@ -121,7 +121,7 @@ def main(argv=None):
         got = run()
         if not all(np.array_equal(a, b) for pair in zip(got, expected) for a, b in zip(*pair)):
             raise SystemExit(f"{name}: the final state differs from the synchronous loop's")
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     tiered.wait()  # the step's own driver compiles in the background after its first call
     t = time.perf_counter()

@@ -99,7 +99,8 @@ def time_case(name, fn, fargs, rounds):
     """One table row: fn compiled with and without the concurrent schedule, timed
     alternately (and NumPy beside them)."""
     import jitc
-    from jitc import config, tiered
+    from jitc.core import config
+    from jitc.runtime import tiered
 
     want = _leaves(fn(*fargs))
     runs = {}

@@ -20,9 +20,9 @@ import numpy as np
 
 import jitc
 from jitc.backends.reference.interpreter import evaluate
+from jitc.core.pytree import flatten
 from jitc.fusion import optimize
 from jitc.fusion.stats import graph_stats
-from jitc.pytree import flatten
 
 T, C, H = 16, 64, 4
 TARGET_MS = 100.0

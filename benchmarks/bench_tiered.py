@@ -57,7 +57,7 @@ def child(impl: str, workload: str, quick: bool, idle: bool) -> None:
     peers.check(out, want, case.rtol, case.atol)
     compiled_at, calls_before = (None, 0) if impl == "NumPy" else (first, 0)
     if impl == "jitc":
-        from jitc import tiered
+        from jitc.runtime import tiered
 
         compiled = not tiered.kernels_pending()  # the first call ran the compiled tier
         calls_before = int(not compiled)

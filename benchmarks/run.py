@@ -40,8 +40,8 @@ ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11")
 def median_time(fn, repeats, min_sample):
     """Median seconds per call of fn() over `repeats` samples of n calls (n: >= min_sample s)."""
     fn()  # warm-up
-    if "jitc.tiered" in sys.modules:  # a jitted function's own driver compiles after its
-        sys.modules["jitc.tiered"].wait()  # first call, in the background
+    if "jitc.runtime.tiered" in sys.modules:  # a jitted function's own driver compiles after its
+        sys.modules["jitc.runtime.tiered"].wait()  # first call, in the background
         fn()
     n = 1
     while True:

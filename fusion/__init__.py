@@ -15,11 +15,11 @@ of an optimized graph in one arena; `fusion_report` explains every boundary left
 
 from __future__ import annotations
 
+from jitc.core.ir import Graph
 from jitc.fusion import algebra, cse, dce, expand, fold, fuse, multi
 from jitc.fusion.buffers import BufferPlan, plan_buffers
 from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
-from jitc.ir import Graph
 
 SIMPLIFY = [
     Pass("expand", expand.expand),

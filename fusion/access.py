@@ -20,8 +20,8 @@ expensive ones: that is how fusion never computes an expensive op twice.
 
 from __future__ import annotations
 
-from jitc import ops
-from jitc.ir import Node
+from jitc.core import ops
+from jitc.core.ir import Node
 
 
 def numel(n: Node) -> int:

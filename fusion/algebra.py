@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc import ops
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
+from jitc.core.primitives import dot_free_dims
 from jitc.fusion.dce import dce
 from jitc.fusion.rewrite import numel, rewrite
-from jitc.ir import Graph, Node
-from jitc.primitives import dot_free_dims
 
 
 def _scalar_value(n: Node):

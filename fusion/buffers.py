@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jitc import ops
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
 from jitc.fusion.access import IDENT
 from jitc.fusion.contract import ContractError, infer_space, signatures
 from jitc.fusion.rewrite import nbytes
 from jitc.fusion.views import is_view
-from jitc.ir import Graph, Node
 
 ALIGN = 64
 EXTERNAL = ("parameter", "constant")

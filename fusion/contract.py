@@ -85,10 +85,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc import ops
-from jitc.errors import JitcError
+from jitc.core import ops
+from jitc.core.errors import JitcError
+from jitc.core.ir import Graph, Node
 from jitc.fusion.access import IDENT, describe, expanding, extend, is_row, numel, squeeze
-from jitc.ir import Graph, Node
 
 KINDS = ("loop", "reduction", "dot", "multi")
 BODY_OPS = ops.ELEMENTWISE | ops.REDUCTIONS | {

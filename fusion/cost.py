@@ -13,8 +13,8 @@ Expensive ops (ops.EXPENSIVE, reductions, dots) are never recomputed, whatever t
 
 from __future__ import annotations
 
+from jitc.core.ir import Node
 from jitc.fusion.rewrite import nbytes, numel
-from jitc.ir import Node
 
 
 def input_bytes(n: Node, already_read=frozenset()) -> int:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.core.ir import Graph, Node
 from jitc.fusion.dce import dce
 from jitc.fusion.rewrite import rewrite
-from jitc.ir import Graph, Node
 
 
 def _attr_key(v):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jitc.ir import Graph
+from jitc.core.ir import Graph
 
 
 def dce(graph: Graph) -> Graph:

@@ -1,7 +1,7 @@
 """Expand functional writes into ops every backend already fuses.
 
 The tracer records NumPy's writes as update ops on a new version of a buffer
-(jitc/mutation.py). Before fusion they become plain array ops, so a write fuses with the
+(trace/mutation/functional.py). Before fusion they become plain array ops, so a write fuses with the
 computation of its value into one loop that writes every element of the new version once:
 
 - update_slice with unit strides: concatenates of the untouched parts of the buffer and
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.core.ir import Graph, Node
+from jitc.core.primitives import PRIMITIVES
 from jitc.fusion.dce import dce
 from jitc.fusion.rewrite import rewrite
-from jitc.ir import Graph, Node
-from jitc.primitives import PRIMITIVES
 
 
 def _add(g: Graph, op: str, operands, loc, **attrs) -> Node:

@@ -1,6 +1,6 @@
 """Constant folding: ops whose operands are all constants become constants.
 
-Values come from the primitive's own NumPy reference (jitc.primitives), under
+Values come from the primitive's own NumPy reference (jitc.core.primitives), under
 np.errstate(all="ignore"), so a folded value is exactly what the reference backend would
 compute at run time. Results above FOLD_MAX_ELEMENTS stay ops: folding would only trade a
 cheap fused computation for a large array in memory. An expanding broadcast is never
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc import ops
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
+from jitc.core.primitives import PRIMITIVES
 from jitc.fusion.dce import dce
 from jitc.fusion.rewrite import numel, rewrite
-from jitc.ir import Graph, Node
-from jitc.primitives import PRIMITIVES
 
 FOLD_MAX_ELEMENTS = 1024
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import heapq
 
-from jitc import ops
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
 from jitc.fusion import cost
 from jitc.fusion.access import IDENT, extend, is_row
 from jitc.fusion.contract import (
@@ -39,7 +40,6 @@ from jitc.fusion.contract import (
 )
 from jitc.fusion.rewrite import numel
 from jitc.fusion.views import external_view
-from jitc.ir import Graph, Node
 
 CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {
     "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}

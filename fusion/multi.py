@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import heapq
 
+from jitc.core.ir import Graph, Node
 from jitc.fusion.contract import BODY_OPS, ContractError, check_region, single_op_body
 from jitc.fusion.cse import cse
 from jitc.fusion.fuse import MAX_ARRAYS
 from jitc.fusion.rewrite import nbytes, numel
 from jitc.fusion.views import is_view
-from jitc.ir import Graph, Node
 
 MIN_SHARED_BYTES = 64  # a shared input smaller than this is not worth a sibling merge
 

@@ -1,6 +1,6 @@
 """The pass pipeline: a plain list of named passes, run in order on a copy of the graph.
 
-After every pass the verifier runs (jitc.verify plus the fusion contract of
+After every pass the verifier runs (jitc.core.verify plus the fusion contract of
 fusion/contract.py) when asked (`verify=True`, as the tests do) or under JITC_VERIFY=1.
 With JITC_DUMP=DIR the IR after every pass is written to DIR/NAME.NN-PASS.txt, and
 NAME.00-traced.txt holds the input. `timings` receives the seconds each pass took.
@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jitc import config
-from jitc.ir import Graph
+from jitc.core import config
+from jitc.core.ir import Graph
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,9 @@ def verify_enabled() -> bool:
 
 def check(graph: Graph, after: str) -> None:
     """The verifier and the fusion contract; errors name the pass that broke the graph."""
-    from jitc.errors import VerifyError
+    from jitc.core.errors import VerifyError
+    from jitc.core.verify import verify
     from jitc.fusion.contract import ContractError, check_graph
-    from jitc.verify import verify
 
     try:
         verify(graph)

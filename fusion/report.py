@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
-from jitc import ops
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
 from jitc.fusion.stats import graph_stats
-from jitc.ir import Graph, Node
 
 
 def _where(n: Node) -> str:

@@ -13,7 +13,7 @@ a thousand ops at a few milliseconds.
 
 from __future__ import annotations
 
-from jitc.ir import Graph, Node
+from jitc.core.ir import Graph, Node
 
 MAX_REWRITES_PER_NODE = 8
 

@@ -16,9 +16,9 @@
 
 from __future__ import annotations
 
+from jitc.core.ir import Graph, Node
 from jitc.fusion.buffers import plan_buffers
 from jitc.fusion.views import is_view
-from jitc.ir import Graph, Node
 
 # Top-level ops that launch nothing: they name memory or are folded into addressing.
 FREE = frozenset({"parameter", "constant", "get", "reshape"})

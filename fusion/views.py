@@ -10,7 +10,7 @@ kernel that reads it.
 
 from __future__ import annotations
 
-from jitc.ir import Node
+from jitc.core.ir import Node
 
 
 def block_offset(n: Node) -> int | None:

@@ -10,13 +10,14 @@ import threading
 
 import numpy as np
 
-from jitc import config, tiered
-from jitc.device_arrays import has_cuda_array_interface, is_device_array
-from jitc.dtypes import SUPPORTED, type_str
-from jitc.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
-from jitc.failures import KERNEL_FAILURES
-from jitc.pytree import flatten, unflatten
-from jitc.specs import ShapeDtype
+from jitc.core import config
+from jitc.core.device_arrays import has_cuda_array_interface, is_device_array
+from jitc.core.dtypes import SUPPORTED, type_str
+from jitc.core.errors import JitcError, SignatureMiss, StaleCapture, UnsupportedError
+from jitc.core.failures import KERNEL_FAILURES
+from jitc.core.pytree import flatten, unflatten
+from jitc.core.specs import ShapeDtype
+from jitc.runtime import tiered
 
 log = logging.getLogger("jitc")
 if "compiles" in config.LOG and not log.handlers:
@@ -120,7 +121,7 @@ class Jitted:
         """(dynamic args, dynamic kwargs, the static key, the static positions). An object
         argument (`self`) is static by identity: its arrays are captured state (capture.py),
         its plain attributes (numbers, strings) part of the key, since the trace bakes them."""
-        from jitc.capture import Identity, is_state_object
+        from jitc.trace.mutation.capture import Identity, is_state_object
 
         objects = {i for i, a in enumerate(args) if i not in self._static_nums
                    and is_state_object(a)}
@@ -153,7 +154,7 @@ class Jitted:
                 return self._fast(*args)
             except FAST_PATH_MISSES:
                 pass
-            except KERNEL_FAILURES as e:  # name the NumPy call and line (jitc/failures.py)
+            except KERNEL_FAILURES as e:  # name the NumPy call and line (core/failures.py)
                 located = self._fast_failure(e)
                 if located is None:
                     raise
@@ -163,14 +164,14 @@ class Jitted:
     def submit(self, *args, **kwargs):
         """Start this call on jitc's executor thread and return a `concurrent.futures.Future`
         of its result at once; futures among the arguments stand for their results
-        (jitc/runtime/futures.py)."""
+        (runtime/futures.py)."""
         return _submit(self, self._bound + args, kwargs)
 
     def _call(self, args, kwargs):
         if config.DISABLE_JIT:
             return self.fun(*args, **kwargs)
         if TRACES_ACTIVE[0]:
-            from jitc.rebind import current_ctx
+            from jitc.trace.rebind import current_ctx
 
             if current_ctx() is not None:  # called inside another trace: inline
                 return self.fun(*args, **kwargs)
@@ -200,7 +201,7 @@ class Jitted:
 
     def _tier(self, compiled, key):
         """The Compiled a call runs: while `key`'s kernels compile in the background, the
-        reference tier, then (from now on) the compiled one (jitc/tiered.py)."""
+        reference tier, then (from now on) the compiled one (runtime/tiered.py)."""
         if type(compiled) is not tiered.Tiered:
             return compiled
         current = compiled.current()
@@ -239,7 +240,7 @@ class Jitted:
         return self._lower(self._bound + args, kwargs)
 
     def _lower(self, args, kwargs):
-        from jitc.tracing import trace
+        from jitc.trace.lowering import trace
 
         dyn, dyn_kw, _, static_nums = self._split(args, kwargs)
         if _has_dask(flatten((dyn, dyn_kw))[0]):
@@ -289,7 +290,7 @@ def _static_parameters(fun, params, static_argnums, static_argnames) -> tuple[se
 
 
 def _has_dask(leaves) -> bool:
-    """Any dask array among the leaves (they run by blocks: jitc/chunked)."""
+    """Any dask array among the leaves (they run by blocks: chunked)."""
     return "dask.array" in sys.modules and any(
         type(x).__module__.startswith("dask.array") for x in leaves)
 
@@ -374,7 +375,7 @@ class Lowered:
         self.out_specs = out_specs
         # (target, graph output index): what the function wrote, and its new contents, put
         # back after every call. Targets: ("arg", leaf index) and ("captured", k), arrays
-        # copied into; ("rebind", Place), a place bound to the new array (jitc/capture.py)
+        # copied into; ("rebind", Place), a place bound to the new array (trace/mutation/capture.py)
         self.writebacks = list(writebacks)
         # (Place, (shape, dtype)) per captured array: parameters after the leaves, read
         # from their place on every call
@@ -393,7 +394,7 @@ class Lowered:
         output of its own (its contents after the call's writes), for callers that must
         produce every result (AOT); arguments in `keep` returned whole stay returned as
         the caller's own array."""
-        from jitc.mutation import view_node
+        from jitc.trace.mutation.functional import view_node
 
         graph = self.graph.copy()
         final = {t[1]: graph.outputs[k] for t, k in self.writebacks if t[0] == "arg"}
@@ -410,7 +411,7 @@ class Lowered:
     def with_captures_baked(self) -> Lowered:
         """This function with each captured array a constant of its current contents, for a
         standalone module (AOT), which has no Python objects to read them from."""
-        from jitc.ir import Graph
+        from jitc.core.ir import Graph
 
         n_leaves = len(self.arg_types)
         graph, mapping = Graph(self.graph.name), {}
@@ -463,7 +464,7 @@ class Compiled:
         if self.lowered.writebacks:
             _check_overlap(self.lowered, leaves)
         if config.TRACE:
-            from jitc import chrome_trace
+            from jitc.runtime import chrome_trace
 
             return chrome_trace.traced_call(
                 self, lambda run: self._run(run, arrays, captured, leaves))
@@ -482,7 +483,7 @@ class Compiled:
 
     def _finish(self, outs, leaves):
         """The function's result (its tree, NumPy or Python scalars) from the outputs."""
-        from jitc.mutation import numpy_view
+        from jitc.trace.mutation.functional import numpy_view
 
         results = []
         for spec in self.lowered.out_specs:
@@ -500,7 +501,7 @@ class Compiled:
     @property
     def fast_call(self):
         """A function of the positional arguments that raises one of FAST_PATH_MISSES unless
-        they are what this signature was compiled for (jitc/fastpath.py), or None if the
+        they are what this signature was compiled for (runtime/fastpath.py), or None if the
         backend does not check its arguments itself. Made once per run function of the
         executable (the cpu backend's changes once its own driver has compiled): calls that
         switch between signatures switch between these."""
@@ -513,7 +514,7 @@ class Compiled:
     @property
     def native_call(self):
         """A fast call that posts this signature's launches to jitc's native worker, or
-        None where submit's native path cannot serve it (jitc/runtime/native.py)."""
+        None where submit's native path cannot serve it (runtime/native.py)."""
         if self._native_call is None:
             self._native_call = self._make_native_call() or False
         return self._native_call or None
@@ -528,7 +529,7 @@ class Compiled:
     def _make_fast_call(self, run):
         if run is None or self.lowered.in_tree[1][0][0] != "tuple":
             return None
-        from jitc.fastpath import fast_call
+        from jitc.runtime.fastpath import fast_call
 
         (_, arg_defs), kwargs_def = self.lowered.in_tree[1]
         if kwargs_def[1]:
@@ -591,7 +592,7 @@ class Compiled:
 
     def report(self, path: str) -> str:
         """Write an offline HTML page to `path`: the fused graph, the time each kernel takes
-        (cpu), see jitc/report. Returns the path."""
+        (cpu), see report. Returns the path."""
         from jitc import report
 
         return report.write(self, path)

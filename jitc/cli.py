@@ -15,7 +15,7 @@ import importlib.util
 import os
 import sys
 
-from jitc.errors import JitcError
+from jitc.core.errors import JitcError
 
 
 class CliError(Exception):
@@ -49,7 +49,7 @@ def load_function(target: str):
 
 
 def parse_specs(texts):
-    from jitc.specs import spec
+    from jitc.core.specs import spec
 
     out = []
     for t in texts or []:

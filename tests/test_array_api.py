@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import TracerError, UnsupportedError
+from jitc.core.errors import TracerError, UnsupportedError
 
 
 def normalize_rows(x):
@@ -70,7 +70,7 @@ def test_namespace_errors_name_the_argument_and_the_line(call, error, message):
 @pytest.mark.skipif(os.environ.get("SCIPY_ARRAY_API") == "1", reason="the switch is on")
 def test_scipy_without_its_array_api_switch_converts_in_python_and_refuses_in_c():
     """SciPy's Python code converts with np.asarray, which keeps a traced array traced
-    while tracing (jitc/creation.py): softmax traces. A function that converts in compiled
+    while tracing (trace/creation.py): softmax traces. A function that converts in compiled
     code (ndimage) is refused at the user's line, naming the switch."""
     import scipy.ndimage
     import scipy.special

@@ -13,7 +13,7 @@ import pytest
 
 import jitc
 from jitc import aot
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 from tests.conftest import backend_dtypes
 
 # The standard's names, 2024.12 (NumPy 2.4's np.__array_api_version__), from the API

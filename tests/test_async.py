@@ -1,5 +1,5 @@
 """Jitted.submit: futures, dataflow through future arguments, errors, cancellation, threads
-(jitc/runtime). NumPy computes every expected value."""
+(runtime). NumPy computes every expected value."""
 
 import concurrent.futures as cf
 import threading
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc import config
-from jitc.errors import JitcError, UnsupportedError
+from jitc.core import config
+from jitc.core.errors import JitcError, UnsupportedError
 from jitc.runtime import executor
 
 

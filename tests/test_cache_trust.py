@@ -236,7 +236,7 @@ def test_no_writable_home_compiles_without_the_cache(tmp_path):
 
 
 def test_the_cache_is_bounded_least_recently_used_first(tmp_path):
-    from jitc.backends.cpu import cache_bound
+    from jitc.backends.native import cache_bound
 
     def entry(name, size, age):
         for path in (tmp_path / f"{name}.py", tmp_path / "__pycache__" / f"{name}.k-1.nbc"):
@@ -276,7 +276,7 @@ def test_a_cache_bound_that_is_not_a_number_is_an_error(tmp_path):
 
 def _unsealed(cache: Path) -> list[str]:
     """Generated modules whose numba files do not match their seal."""
-    from jitc.backends.cpu.cache import _matches, numba_files
+    from jitc.backends.native.cache import _matches, numba_files
 
     return [p.name for p in cache.rglob("jitc_*.py")
             if numba_files(str(p)) and not _matches(numba_files(str(p)), f"{p}.sealed")]
@@ -319,7 +319,7 @@ def test_files_another_process_cleared_before_they_were_sealed_stay_unsealed(tmp
     """Two processes compiling one kernel into a shared cache: one may clear the other's
     fresh, still unsealed files (seen with 16 pytest workers on a GPU machine). Sealing
     then finds a file gone: nothing is sealed, so the next process rebuilds them."""
-    from jitc.backends.cpu.cache import clear_unless_sealed, seal_files
+    from jitc.backends.native.cache import clear_unless_sealed, seal_files
 
     index = tmp_path / "kernel.nbi"
     index.write_bytes(b"index")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc import ops
+from jitc.core import ops
 
 
 def _softmax_layer(x, W, b):
@@ -37,7 +37,7 @@ _SPECIAL = {
 
 def _elementwise_graph(dtype):
     """One graph applying every elementwise primitive NumPy has a `dtype` loop for."""
-    from jitc.ir import Graph
+    from jitc.core.ir import Graph
 
     g = Graph(f"all_{np.dtype(dtype).name}")
     a = g.add_parameter((12,), dtype)

@@ -1,4 +1,4 @@
-"""Jitted functions on dask arrays (jitc/chunked): lazy dask arrays out, equal to NumPy on
+"""Jitted functions on dask arrays (chunked): lazy dask arrays out, equal to NumPy on
 the computed result, on the threaded scheduler and on a real distributed.LocalCluster with
 worker processes."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -66,7 +66,7 @@ def threads(value):
 
 
 def close(got, want, rtol=2e-5):
-    for g, w in zip(jitc.pytree.flatten(got)[0], jitc.pytree.flatten(want)[0]):
+    for g, w in zip(jitc.core.pytree.flatten(got)[0], jitc.core.pytree.flatten(want)[0]):
         np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=rtol)
 
 

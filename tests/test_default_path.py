@@ -15,8 +15,8 @@ import pytest
 from numba.core.compiler_lock import global_compiler_lock
 
 import jitc
-from jitc import config
-from jitc.backends.cpu import cache
+from jitc.backends.native import cache
+from jitc.core import config
 from tests.fresh import run
 
 
@@ -26,7 +26,7 @@ def test_a_bound_method_writes_through_self_and_reads_its_arrays(tmp_path):
     out = run(tmp_path, """
         import copy
         import numpy as np, jitc
-        from jitc import tiered
+        from jitc.runtime import tiered
 
         class RNN:  # Karpathy's min-char-rnn AdaGrad step, and an embedding lookup
             def __init__(self):
@@ -70,7 +70,7 @@ def test_writes_into_many_arrays_of_a_module_settle(tmp_path):
     out = run(tmp_path, """
         import types
         import numpy as np, jitc
-        from jitc import tiered
+        from jitc.runtime import tiered
 
         state = types.ModuleType("state")
         state.params = [np.full(4, float(i)) for i in range(12)]
@@ -146,7 +146,7 @@ def test_importing_vmath_takes_no_jitc_lock(tmp_path):
     """Module code must not take the loading lock (cache._LoadingLock's hierarchy)."""
     out = run(tmp_path, """
         import jitc.backends.cpu.vmath
-        from jitc.backends.cpu import cache
+        from jitc.backends.native import cache
         print(cache.resolved())
     """)
     assert out.split() == ["(None,", "None)"]
@@ -194,7 +194,7 @@ SUBMIT_AFTER_A_CALL = """
     want = np.tanh(x @ W)
     assert np.allclose(f(x, W), want, atol=1e-6)
     assert np.allclose(f.submit(x, W).result(), want, atol=1e-6)
-    jitc.tiered.wait()
+    jitc.runtime.tiered.wait()
     assert np.allclose(f.submit(x, W).result(), want, atol=1e-6)
     print("ok")
 """
@@ -283,7 +283,7 @@ def test_a_chrome_trace_of_a_first_run_records_the_tier_that_ran(tmp_path):
     trace = tmp_path / "trace.json"
     run(tmp_path, """
         import numpy as np, jitc
-        from jitc import tiered
+        from jitc.runtime import tiered
 
         @jitc.jit
         def f(x):
@@ -303,7 +303,7 @@ def test_a_chrome_trace_of_a_first_run_records_the_tier_that_ran(tmp_path):
 CTRL_C_DURING_THE_FIRST_CALL = """
     import os, signal, sys
     import numpy as np, jitc
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     @jitc.jit
     def f(x):
@@ -367,7 +367,7 @@ def test_arrays_made_by_numpy_constructors_can_be_written(tmp_path):
     control flow, and `KE = np.ndarray(1); KE[0], PE[0] = ...` failed inside NumPy."""
     out = run(tmp_path, """
         import numpy as np, jitc
-        from jitc import tiered
+        from jitc.runtime import tiered
         from numpy import zeros
 
         def companion(d):
@@ -406,7 +406,7 @@ def test_asarray_and_friends_on_traced_arrays_act_as_on_ndarrays(tmp_path):
     "conversion to a NumPy array ... Python control flow"."""
     out = run(tmp_path, """
         import numpy as np, jitc
-        from jitc import tiered
+        from jitc.runtime import tiered
 
         def f(x, y):
             x = np.asarray(x)
@@ -501,7 +501,7 @@ def test_static_argnums_of_a_bound_method_count_from_its_first_argument():
 
 
 def test_interrupts_deferred_is_a_no_op_off_the_main_thread():
-    from jitc import interrupts
+    from jitc.core import interrupts
 
     ran = []
 
@@ -518,7 +518,7 @@ def test_interrupts_deferred_is_a_no_op_off_the_main_thread():
 def test_a_deferred_ctrl_c_is_delivered_after_the_block():
     import signal
 
-    from jitc import interrupts
+    from jitc.core import interrupts
 
     with pytest.raises(KeyboardInterrupt):
         with interrupts.deferred():

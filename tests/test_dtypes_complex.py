@@ -21,7 +21,7 @@ import pytest
 import scipy.special
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
 COMPLEX = [C64, C128]
@@ -420,7 +420,7 @@ def test_what_jitc_does_not_compute_on_complex_is_refused_by_name(fn, name):
 def test_a_primitive_reached_with_complex_operands_is_refused_at_the_users_line():
     """The trace-time gate below the NumPy layer (lax.emit) names the primitive; a convert
     from complex to real is only ever of a real part."""
-    from jitc import lax
+    from jitc.trace import lax
 
     def f(z):
         return lax.emit(z.ctx, "sin", [z])
@@ -571,8 +571,8 @@ def test_creation_functions_make_complex_arrays():
 
 
 def test_part_primitives_need_complex_operands():
-    from jitc.errors import ShapeError
-    from jitc.primitives import PRIMITIVES
+    from jitc.core.errors import ShapeError
+    from jitc.core.primitives import PRIMITIVES
 
     with pytest.raises(ShapeError, match="imag: operand must be complex, got float32"):
         PRIMITIVES["imag"].infer([((3,), np.dtype(np.float32))], {})

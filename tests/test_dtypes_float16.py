@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 from tests.test_aot import _load, run_c_test
 
 H = np.float16
@@ -87,7 +87,7 @@ def test_ir_name_and_spec_spelling():
     assert s == jitc.ShapeDtype((2, 3), H) and str(s) == "f16[2,3]"
     text = jitc.jit(lambda x: x * 2 + 1.5).lower(jitc.spec("f16[4]")).as_text()
     assert "f16[4]" in text, text
-    from jitc.ir_text import parse_graph
+    from jitc.core.ir_text import parse_graph
 
     assert str(parse_graph(text)) == text
 

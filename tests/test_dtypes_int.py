@@ -81,7 +81,7 @@ def test_ir_names_and_spec_spellings():
     lo = jitc.jit(lambda x: x + np.int8(1)).lower(jitc.spec("u8[4]"))
     text = lo.as_text()
     assert "u8[4]" in text and "s16[4]" in text, text
-    from jitc.ir_text import parse_graph
+    from jitc.core.ir_text import parse_graph
 
     assert str(parse_graph(text)) == text
 
@@ -368,7 +368,7 @@ def test_aot_header_types_and_results_for_small_integers(tmp_path):
 
 def test_every_dtype_has_a_c_type_and_an_ir_name():
     from jitc.aot.link import _c_type
-    from jitc.dtypes import SHORT_NAMES, SUPPORTED
+    from jitc.core.dtypes import SHORT_NAMES, SUPPORTED
 
     assert len(SUPPORTED) == 14  # with float16, complex64, complex128
     for d in NEW:

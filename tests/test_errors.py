@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import JitcError, ShapeError, TracerError, UnsupportedError
+from jitc.core.errors import JitcError, ShapeError, TracerError, UnsupportedError
 
 HERE = os.path.abspath(__file__)
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -574,7 +574,7 @@ def two_scatters(x, i, j):
 
 
 def test_runtime_failure_names_the_failing_launch_also_on_the_fast_path(backend):
-    """After a good call (later calls take the fast path, jitc/fastpath.py), a failing one
+    """After a good call (later calls take the fast path, runtime/fastpath.py), a failing one
     still names the line: on cpu the one scatter whose launch failed (the driver notes it),
     on cuda either scatter (its kernels share one error flag)."""
     first, second = (_line_of(two_scatters, t) for t in ("y[i] = 1.0", "y[j] = 2.0"))

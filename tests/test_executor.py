@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import jitc
-from jitc import config
 from jitc.backends.cpu import dot, launcher
 from jitc.backends.cpu.driver import LAUNCH_ENTRY, LAUNCH_TABLE, LAUNCHES, PACKS
+from jitc.core import config
 
 pytestmark = pytest.mark.skipif("cpu" not in jitc.backends.available(),
                                 reason="needs the cpu backend")

@@ -13,11 +13,11 @@ import pytest
 
 import jitc
 from jitc.backends.reference.interpreter import evaluate
+from jitc.core.pytree import flatten
 from jitc.fusion import PASSES, Pass, fusion_report, optimize
 from jitc.fusion.contract import check_graph
 from jitc.fusion.pipeline import run_passes
 from jitc.fusion.stats import graph_stats
-from jitc.pytree import flatten
 from tests import test_fusion_programs as P
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -51,7 +51,7 @@ def compile_and_check(fn, *args):
     fused = compiled.executable(*flat)
     for a, b in zip(unfused, fused):
         assert_close(b, a)
-    call_args = jitc.pytree.unflatten(lowered.in_tree, flat)[0]
+    call_args = jitc.core.pytree.unflatten(lowered.in_tree, flat)[0]
     want = fn(*call_args)
     got = compiled(*call_args)
     for w, g in zip(flatten(want)[0], flatten(got)[0]):
@@ -262,7 +262,7 @@ def test_pipeline_is_a_list_of_named_passes():
 
 
 def test_dump_writes_the_ir_after_every_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(jitc.config, "DUMP_DIR", str(tmp_path))
+    monkeypatch.setattr(jitc.core.config, "DUMP_DIR", str(tmp_path))
     lo = jitc.jit(P.softmax_layer, backend="reference").lower(
         jitc.spec("f32[4,8]"), jitc.spec("f32[8,4]"), jitc.spec("f32[4]"))
     g = optimize(lo.graph)
@@ -279,12 +279,12 @@ def test_verifier_runs_after_each_pass_and_names_the_broken_one(monkeypatch):
 
     lo = jitc.jit(P.layernorm, backend="reference").lower(
         jitc.spec("f32[4,8]"), jitc.spec("f32[8]"), jitc.spec("f32[8]"))
-    with pytest.raises(jitc.errors.VerifyError, match="after pass 'broken'"):
+    with pytest.raises(jitc.core.errors.VerifyError, match="after pass 'broken'"):
         run_passes(lo.graph, [Pass("broken", broken)], verify=True)
     monkeypatch.setenv("JITC_VERIFY", "0")
     run_passes(lo.graph, [Pass("broken", broken)], verify=False)  # no verifier, no error
     monkeypatch.setenv("JITC_VERIFY", "1")
-    with pytest.raises(jitc.errors.VerifyError, match="after pass 'broken'"):
+    with pytest.raises(jitc.core.errors.VerifyError, match="after pass 'broken'"):
         run_passes(lo.graph, [Pass("broken", broken)])
 
 

@@ -10,10 +10,10 @@ import numpy as np
 
 import jitc
 from jitc.backends.reference.interpreter import evaluate
+from jitc.core.ir import Graph
+from jitc.core.primitives import PRIMITIVES
 from jitc.fusion import optimize, plan_buffers
 from jitc.fusion.buffers import ALIGN
-from jitc.ir import Graph
-from jitc.primitives import PRIMITIVES
 
 
 def run_with_plan(graph, plan, args):

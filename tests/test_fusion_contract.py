@@ -4,9 +4,9 @@ are rejected with a message naming it; the canonical shapes of each kind are acc
 import numpy as np
 import pytest
 
+from jitc.core.ir import Graph
+from jitc.core.primitives import PRIMITIVES
 from jitc.fusion.contract import ContractError, check_fusion
-from jitc.ir import Graph
-from jitc.primitives import PRIMITIVES
 
 F32 = np.dtype(np.float32)
 

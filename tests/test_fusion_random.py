@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from jitc.backends.reference.interpreter import evaluate
-from jitc.errors import ShapeError
+from jitc.core.errors import ShapeError
+from jitc.core.ir import Graph
+from jitc.core.primitives import PRIMITIVES
 from jitc.fusion import optimize, plan_buffers
 from jitc.fusion.stats import graph_stats
-from jitc.ir import Graph
-from jitc.primitives import PRIMITIVES
 from tests.test_fusion_buffers import run_with_plan
 
 SHAPES = [(4, 6), (6,), (4, 1), (1, 6), (3, 4, 6), (), (6, 4), (2, 3)]

@@ -9,12 +9,12 @@ import pytest
 
 import jitc
 from jitc.backends.reference.interpreter import evaluate
+from jitc.core.ir import Graph
 from jitc.fusion import SIMPLIFY, algebra
 from jitc.fusion import fold as fold_module
 from jitc.fusion.cse import cse
 from jitc.fusion.fold import FOLD_MAX_ELEMENTS, fold
 from jitc.fusion.pipeline import run_passes
-from jitc.ir import Graph
 
 SPECIAL_F = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0, -1e-30, 7.0, 1e30,
                       -8.0], np.float32)

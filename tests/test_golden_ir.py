@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.ir_text import parse_graph, print_graph
+from jitc.core.ir_text import parse_graph, print_graph
 from tests import golden_programs as P
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"

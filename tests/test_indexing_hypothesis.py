@@ -251,7 +251,7 @@ def test_regression_ix(backend):
     got = jitc.jit(lambda x, r: x[np.ix_(r, np.array([True, False, False, True]))],
                    backend=backend)(x, rows)
     np.testing.assert_array_equal(got, x[np.ix_(rows, cols)])
-    with pytest.raises(jitc.errors.UnsupportedError, match="np.ix_ of a traced boolean"):
+    with pytest.raises(jitc.core.errors.UnsupportedError, match="np.ix_ of a traced boolean"):
         jitc.jit(lambda x, c: x[np.ix_(rows, c)], backend="reference")(x, cols)
     with pytest.raises(ValueError, match="np.ix_: Cross index must be 1 dimensional"):
         jitc.jit(lambda x, r: x[np.ix_(r.reshape(1, 2))], backend="reference")(x, rows)

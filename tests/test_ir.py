@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import VerifyError
-from jitc.ir import Graph
-from jitc.ir_text import parse_graph, print_graph
-from jitc.verify import verify
+from jitc.core.errors import VerifyError
+from jitc.core.ir import Graph
+from jitc.core.ir_text import parse_graph, print_graph
+from jitc.core.verify import verify
 
 
 def _softmax_layer(x, W, b):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import ShapeError, UnsupportedError
+from jitc.core.errors import ShapeError, UnsupportedError
 
 RTOL = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-10}
 
@@ -283,8 +283,8 @@ def test_ridge_regression_and_gaussian_loglik_are_numpys(backend):
 
 def test_the_primitive_rule_and_ir_text():
     """linalg's shape rule refuses what np.linalg never emits; the IR prints and parses."""
-    from jitc import ir_text
-    from jitc.primitives import PRIMITIVES
+    from jitc.core import ir_text
+    from jitc.core.primitives import PRIMITIVES
 
     infer = PRIMITIVES["linalg"].infer
     f64, f32, i64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 BACKENDS = ["reference", "cpu"]
 RNG = np.random.default_rng(7)

@@ -1,4 +1,4 @@
-"""Jitted.submit's native path (jitc/runtime/native.py, backends/cpu/worker.py): a compiled
+"""Jitted.submit's native path (runtime/native.py, backends/cpu/worker.py): a compiled
 signature's calls run on a native worker thread that never takes the GIL. NumPy computes
 every expected value; tests/test_async.py covers what both paths share."""
 

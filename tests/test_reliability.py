@@ -155,7 +155,7 @@ def test_calls_with_pytree_arguments_and_calls_that_raise_keep_memory_flat():
                 f(d, t, "s")
 
     calls(500)
-    jitc.tiered.wait()  # the functions' own drivers compile in the background meanwhile
+    jitc.runtime.tiered.wait()  # the functions' own drivers compile in the background meanwhile
     gc.collect()
     tracemalloc.start()
     try:
@@ -176,7 +176,7 @@ def test_functions_that_differ_in_a_float_constant_share_one_kernel():
     import numpy as np
 
     import jitc
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     x = np.linspace(-2, 2, 1000, dtype=np.float32)
     modules = []

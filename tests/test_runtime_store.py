@@ -1,4 +1,4 @@
-"""jitc's runtime store (backends/cpu/cache.py, runtime_cache.py): the launcher and vmath's
+"""jitc's runtime store (backends/native/cache.py, runtime_cache.py): the launcher and vmath's
 functions compile once per installation, not once per cache directory or process; the
 store is private and sealed like the cache, and a store that cannot be used costs nothing.
 
@@ -117,7 +117,7 @@ def test_functions_that_differ_only_in_constants_share_their_kernels():
     import numpy as np
 
     import jitc
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
     w1, w2 = np.arange(6, dtype=np.float32), np.full(6, 3, np.float32)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 from tests.conftest import FULL_SURFACE, backend_dtypes
 
 # float16: the cpu kernel's arrays hold its bits, so its keys are float32 values
@@ -251,9 +251,9 @@ def test_errors_name_the_call(backend):
 
 
 def test_the_primitives_check_their_axis():
-    """The shape rule the verifier and the tracer share (jitc/primitives.py)."""
-    from jitc.errors import ShapeError
-    from jitc.primitives import PRIMITIVES
+    """The shape rule the verifier and the tracer share (core/primitives.py)."""
+    from jitc.core.errors import ShapeError
+    from jitc.core.primitives import PRIMITIVES
 
     f32 = np.dtype(np.float32)
     assert PRIMITIVES["argsort"].infer([((2, 3), f32)], {"axis": 1}) == ((2, 3), np.int64)

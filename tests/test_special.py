@@ -13,7 +13,7 @@ import pytest
 import scipy.special as sp
 
 import jitc
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 mpmath.mp.dps = 40
 

@@ -16,7 +16,7 @@ PROCESSES = 4
 SCRIPT = """
     import sys
     import numpy as np, jitc
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     rng = np.random.default_rng(int(sys.argv[1]))
     for dt in (np.int8, np.int32, np.float32, np.float64):

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import jitc
-from jitc import ops
+from jitc.core import ops
 from tests.conftest import BACKENDS
 
 B, I32, I64, F32, F64 = (np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32,
@@ -176,7 +176,7 @@ def _unsupported_dtypes(result):
     """A result dtype jitc does not compute in."""
     if isinstance(result, (tuple, list)):
         return any(_unsupported_dtypes(r) for r in result)
-    from jitc.dtypes import SUPPORTED
+    from jitc.core.dtypes import SUPPORTED
 
     return isinstance(result, (np.ndarray, np.generic)) and result.dtype not in SUPPORTED
 
@@ -246,7 +246,7 @@ def case(name, fn, argsets, **kw):
     CASES.append(Case(name, fn, argsets, **kw))
 
 
-# -- elementwise ufuncs, through np.<name> (every op in jitc/ops.py, plus NumPy's aliases)
+# -- elementwise ufuncs, through np.<name> (every op in core/ops.py, plus NumPy's aliases)
 UNARY_SHAPES = [(a(3, 4),), (a(),), (a(0, 3),)]
 BINARY_SHAPES = [(a(3, 4), a(3, 4)), (a(3, 1), a(4)), (a(), a(3)), (a(0, 3), a(3)),
                  (a(2, 1, 3), a(4, 1))]
@@ -967,17 +967,18 @@ def test_float_results_are_within_a_few_ulp():
 
 
 def test_the_readme_surface_table_is_the_generated_one():
-    """The README's table is `python -m jitc.surface --markdown`, regenerated, never edited."""
-    from jitc import surface
+    """The README's table is `python -m jitc.numpy_api.surface --markdown`, regenerated,
+    never edited."""
+    from jitc.numpy_api import surface
 
     readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
     start, end = readme.index(surface.BEGIN), readme.index(surface.END) + len(surface.END)
-    assert readme[start:end] == surface.markdown(), "run python -m jitc.surface --markdown"
+    assert readme[start:end] == surface.markdown(), \
+        "run python -m jitc.numpy_api.surface --markdown"
 
 
 def test_every_registered_function_is_in_the_table():
-    from jitc import surface
-    from jitc.numpy_api import FUNCTIONS
+    from jitc.numpy_api import FUNCTIONS, surface
 
     table = " ".join(names for _, names, _ in surface.rows())
     for func in FUNCTIONS:

@@ -1,4 +1,4 @@
-"""Tiered execution (jitc/tiered.py): a first call whose kernels are not cached returns the
+"""Tiered execution (runtime/tiered.py): a first call whose kernels are not cached returns the
 reference tier's result (NumPy's bits) while the kernels compile on a background thread;
 later calls run the compiled tier. Both must match NumPy, arguments included.
 
@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc import config, tiered
-from jitc.backends.cpu import cache
-from jitc.errors import JitcError
+from jitc.backends.native import cache
+from jitc.core import config
+from jitc.core.errors import JitcError
+from jitc.runtime import tiered
 
 HERE = os.path.basename(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -169,7 +170,7 @@ CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     import jitc
-    from jitc import tiered
+    from jitc.runtime import tiered
 
     def score(w, x):
         return (np.abs(w) * 0.75 - w * x).sum(axis=1)
@@ -243,7 +244,7 @@ def test_a_script_that_exits_while_compiling_finds_its_kernels_next_run(tmp_path
 def test_an_exit_hands_on_the_pieces_its_pending_jobs_left(monkeypatch, caplog):
     """_at_exit with two kernel jobs pending: the pieces one has left are handed on; the
     other, whose leftover cannot be planned, is named in a warning, not raised at exit."""
-    from jitc.backends.cpu import precompile
+    from jitc.backends.native import precompile
 
     caplog.set_level(logging.INFO, logger="jitc")
     handed, release = [], threading.Event()
@@ -265,7 +266,7 @@ def test_an_exit_hands_on_the_pieces_its_pending_jobs_left(monkeypatch, caplog):
 
 
 def test_nothing_is_handed_on_without_a_cache(monkeypatch):
-    from jitc.backends.cpu import precompile
+    from jitc.backends.native import precompile
 
     monkeypatch.setattr(cache, "resolved", lambda: (None, None))
     assert precompile.hand_on([("kernel source", False)]) is None
@@ -300,7 +301,7 @@ def check_decay(f, w, g):
 
 def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fresh_cache):
     from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE
-    from jitc.errors import SignatureMiss
+    from jitc.core.errors import SignatureMiss
 
     f = jitc.jit(decay)
     w, g = decay_data()

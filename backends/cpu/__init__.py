@@ -1,6 +1,6 @@
 """The cpu backend: numba kernels for every fusion and one compiled driver per function."""
 
-from jitc import interrupts
+from jitc.core import interrupts
 
 
 def is_available():
@@ -12,7 +12,7 @@ def is_available():
 
 
 def compile(graph):
-    with interrupts.deferred():  # numba's modules: see jitc/interrupts.py
+    with interrupts.deferred():  # numba's modules: see core/interrupts.py
         from jitc.backends.cpu.executable import CpuExecutable
 
     return CpuExecutable(graph)
@@ -24,16 +24,16 @@ def cached(graph) -> bool:
     persistent cache, so that compiling it only loads machine code? Plans and emits the
     sources, compiles nothing."""
     with interrupts.deferred():
-        from jitc.backends.cpu import cache
+        from jitc.backends.native import cache
     return all(cache.is_cached(s, runtime=r) for s, r in _pieces(graph)[0])
 
 
 def uncached(graph) -> list:
     """(source, runtime) of each piece not sealed on disk among those `cached` looks for and
     the function's own driver: what to compile for a later process's first call of `graph`
-    to load machine code only (jitc/tiered.py hands them on when a process exits first)."""
+    to load machine code only (runtime/tiered.py hands them on when a process exits first)."""
     with interrupts.deferred():
-        from jitc.backends.cpu import cache
+        from jitc.backends.native import cache
     waited_for, driver = _pieces(graph)
     own = [] if driver is None else [(driver, False)]
     return [(s, r) for s, r in waited_for + own
@@ -45,9 +45,10 @@ def _pieces(graph) -> tuple:
     its own driver, None if it runs the wide driver); runtime: a piece of the runtime
     store."""
     with interrupts.deferred():
-        from jitc.backends.cpu import cache, launcher, wide
+        from jitc.backends.cpu import launcher, wide
         from jitc.backends.cpu.driver import WIDE_DRIVER_SOURCE, emit
         from jitc.backends.cpu.plan import plan_program
+        from jitc.backends.native import cache
 
     program = plan_program(graph, graph.name)
     emitted = emit(program)

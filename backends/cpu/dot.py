@@ -19,8 +19,8 @@ import numpy as np
 
 from jitc.backends.cpu.blas import blas_address
 from jitc.backends.cpu.lowering import TYPE_NAMES
-from jitc.ir import Node
-from jitc.primitives import dot_free_dims
+from jitc.core.ir import Node
+from jitc.core.primitives import dot_free_dims
 
 # Multiply-adds above which a float product goes to BLAS.
 BLAS_MIN_FLOPS = 1 << 18

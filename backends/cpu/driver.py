@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc import failures
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
 from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work, launch_work
 from jitc.backends.cpu.loops import Sizes
@@ -29,6 +28,7 @@ from jitc.backends.cpu.plan import Kernel, Program
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.schedule import chain_works
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
+from jitc.core import failures
 
 # No fast-math: a kernel's answers are NumPy's. arcp turned x / y into x * (1 / y), which is
 # inf for a subnormal y; reassoc regrouped arithmetic NumPy evaluates in order; contract fused
@@ -45,7 +45,7 @@ import numpy as np
 from numba import carray, cfunc, njit
 from jitc.backends.cpu.abi import KERNEL_SIGNATURE, array_at, pointer_address
 from jitc.backends.cpu.memory import scratch
-from jitc.backends.cpu.cache import persistent
+from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
@@ -64,9 +64,9 @@ import numpy as np
 from numba import from_dtype, njit
 from numba.types import Array, int64
 from jitc.backends.cpu.abi import call_launcher, keep_alive
-from jitc.backends.cpu.cache import persistent
+from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.memory import advise_huge_pages
-from jitc.errors import SignatureMiss
+from jitc.core.errors import SignatureMiss
 from numpy.linalg import LinAlgError
 """
 
@@ -182,7 +182,7 @@ ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gath
           5: SINGULAR,
           6: NOT_POSITIVE_DEFINITE}
 _KIND = {v: k for k, v in ERRORS.items()}
-# The primitive behind each kind (jitc.failures names the nodes that can fail so).
+# The primitive behind each kind (jitc.core.failures names the nodes that can fail so).
 FAILURE_OF = {ERRORS[1]: failures.GATHER, ERRORS[2]: failures.NEGATIVE_POWER,
               SCATTER_ERROR: failures.SCATTER, SINGULAR: failures.LINALG,
               NOT_POSITIVE_DEFINITE: failures.LINALG}

@@ -13,9 +13,7 @@ import time
 
 import numpy as np
 
-from jitc import config, failures, interrupts, tiered
 from jitc.backends.cpu import blas, schedule
-from jitc.backends.cpu.cache import is_cached, load_module, seal
 from jitc.backends.cpu.driver import (
     FAILED,
     FAILURE_OF,
@@ -29,9 +27,12 @@ from jitc.backends.cpu.launcher import group_address, launcher_address, launcher
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.wide import collector_modules, plain, posting_run, table_run, wide_run
-from jitc.errors import SignatureMiss
-from jitc.failures import KERNEL_FAILURES
-from jitc.ir import Graph
+from jitc.backends.native.cache import is_cached, load_module, seal
+from jitc.core import config, failures, interrupts
+from jitc.core.errors import SignatureMiss
+from jitc.core.failures import KERNEL_FAILURES
+from jitc.core.ir import Graph
+from jitc.runtime import tiered
 
 log = logging.getLogger("jitc")
 
@@ -90,7 +91,7 @@ class CpuExecutable:
 
     def _interim(self, run):
         """`run` until this function's own driver has compiled, then a SignatureMiss: a fast
-        call bound to it (jitc/fastpath.py) misses once and is made again for the driver."""
+        call bound to it (runtime/fastpath.py) misses once and is made again for the driver."""
         def interim(*arrays):
             if self.module is not None:
                 raise SignatureMiss()
@@ -99,7 +100,7 @@ class CpuExecutable:
         return interim
 
     def _compile_driver(self, source):
-        """Compile this function's own driver (on the background thread: jitc/tiered.py) and
+        """Compile this function's own driver (on the background thread: runtime/tiered.py) and
         switch the calls to it. numba's fixed cost for a function of typed arrays, ~0.35 s,
         is what a cold first call waited for last."""
         start = time.perf_counter()
@@ -163,7 +164,7 @@ class CpuExecutable:
 
     def seal_cache(self) -> None:
         """Seal the cache files of every module this executable compiled or loaded (once):
-        after its first call, or once compiled in the background (jitc/tiered.py). A driver
+        after its first call, or once compiled in the background (runtime/tiered.py). A driver
         compiled in the background seals itself."""
         if not self._sealed:
             for m in self.compiled_modules + [launcher_module()]:
@@ -178,12 +179,12 @@ class CpuExecutable:
 
     def posting_run(self, post):
         """run(*arrays) that checks the arrays as the driver would and hands `post(state,
-        table, arrays)` a job for jitc's native worker (jitc/runtime/native.py)."""
+        table, arrays)` a job for jitc's native worker (runtime/native.py)."""
         return posting_run(post, self.state, self._types)
 
     def failure(self, error: Exception, failed_at: int | None = None) -> Exception | None:
         """The driver's `error` naming the NumPy call and line of the nodes of the launch
-        that failed (None: not a kernel failure). The fast path (jitc/fastpath.py) calls
+        that failed (None: not a kernel failure). The fast path (runtime/fastpath.py) calls
         checked_run itself, and this on a failure. `failed_at`: the failed launch's position
         in the state (the native worker's job notes it), else the state's FAILED slot."""
         kind = FAILURE_OF.get((type(error).__name__, str(error)))

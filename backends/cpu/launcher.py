@@ -20,8 +20,8 @@ import functools
 
 import numba
 
-from jitc.backends.cpu.cache import load_module
 from jitc.backends.cpu.threads import start_thread_pool
+from jitc.backends.native.cache import load_module
 
 # Below this much work (elements, or multiply-adds for a dot) one thread does all rows: a
 # parallel region costs a few microseconds to start.
@@ -55,7 +55,7 @@ SOURCE = f'''\
 from numba import carray, cfunc, njit, prange
 from jitc.backends.cpu.abi import (KERNEL_SIGNATURE, LAUNCHER_SIGNATURE, call_kernel,
                                    pointer_address, swap_chunksize, thread_count)
-from jitc.backends.cpu.cache import persistent
+from jitc.backends.native.cache import persistent
 
 
 @njit(parallel=True, nogil=True, cache=persistent())

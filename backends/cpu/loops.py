@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jitc import ops
 from jitc.backends.cpu import regions
 from jitc.backends.cpu.lowering import STORAGE, TYPE_NAMES, literal, load, lower_elementwise, store
-from jitc.errors import JitcError
-from jitc.ir import Graph, Node
-from jitc.recursion import run
+from jitc.core import ops
+from jitc.core.errors import JitcError
+from jitc.core.ir import Graph, Node
+from jitc.core.recursion import run
 
 
 class LayoutError(JitcError):

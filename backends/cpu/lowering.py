@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 TYPE_NAMES = {
     np.dtype(np.bool_): "np.bool_", np.dtype(np.int8): "np.int8", np.dtype(np.int16): "np.int16",

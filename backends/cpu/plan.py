@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc import failures, ops
 from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
@@ -30,12 +29,13 @@ from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
-from jitc.errors import JitcError, UnsupportedError
+from jitc.core import failures, ops
+from jitc.core.errors import JitcError, UnsupportedError
+from jitc.core.ir import Graph, Node
+from jitc.core.source import where
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view, is_view
-from jitc.ir import Graph, Node
-from jitc.source import where
 
 ALIGN = 64
 # A node's kernel-local temporaries (a dot's accumulator, a transposed operand) start where
@@ -91,7 +91,7 @@ class Kernel:
     rows: int
     work: int
     error: tuple | None = None  # (exception class name, message) when a body can raise
-    sites: tuple = ()  # the nodes that can raise (jitc.failures names them on a failure)
+    sites: tuple = ()  # the nodes that can raise (jitc.core.failures names them on a failure)
     writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
     blas: bool = False  # a BLAS call per block of rows (launcher.launch_work)
@@ -538,7 +538,7 @@ def _epilogue(body: Graph, dot: Node) -> tuple[Graph, list[Node]]:
 
 def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
     """The same dot_general reading operand `side` after it was transposed by `perm`."""
-    from jitc.ir import Node as _Node
+    from jitc.core.ir import Node as _Node
 
     operands = list(node.operands)
     x = operands[side]

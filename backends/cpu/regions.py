@@ -14,8 +14,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from jitc.ir import Node
-from jitc.ops import ELEMENTWISE
+from jitc.core.ir import Node
+from jitc.core.ops import ELEMENTWISE
 
 MAX_CELLS = 64  # beyond this many cells, the per-element branch is kept (code size)
 

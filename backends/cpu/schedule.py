@@ -35,9 +35,9 @@ import math
 
 from jitc.backends.cpu.launcher import group_work, splits
 from jitc.backends.cpu.plan import plan_program
+from jitc.core.ir import Graph
 from jitc.fusion import plan_buffers
 from jitc.fusion.views import is_view
-from jitc.ir import Graph
 
 # The interleaved order may hold more values live at once; it is taken only while its arena
 # grows by at most this much (small branches at batch 1: bytes; large ones keep their order).

@@ -26,7 +26,7 @@ import os
 import numba
 from numba.np.ufunc import parallel
 
-from jitc import interrupts
+from jitc.core import interrupts
 
 
 @functools.cache

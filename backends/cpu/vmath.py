@@ -77,7 +77,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from jitc.backends.cpu import runtime_cache
+from jitc.backends.native import runtime_cache
 
 __all__ = [
     "VMATH",

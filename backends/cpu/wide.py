@@ -23,8 +23,8 @@ import functools
 
 import numpy as np
 
-from jitc.backends.cpu.cache import load_module
 from jitc.backends.cpu.lowering import storage
+from jitc.backends.native.cache import load_module
 
 # Up to this many arrays (arguments and results) a function gets its own driver: one numba
 # dispatch per call, the cheapest call there is.
@@ -36,7 +36,7 @@ COLLECTOR_HEADER = """\
 import numpy as np
 from numba import from_dtype, njit
 from numba.types import Array, int64
-from jitc.backends.cpu.cache import persistent
+from jitc.backends.native.cache import persistent
 """
 
 

@@ -12,7 +12,7 @@ posted after it. The thread is a Python thread spent in one foreign call (ctypes
 the GIL for it), so it never asks for the GIL again.
 
 It serves calls whose kernels run on one thread each (small calls, where the cost of a
-dispatch counts: jitc/runtime/native.py); a larger call keeps jitc's Python executor,
+dispatch counts: runtime/native.py); a larger call keeps jitc's Python executor,
 whose kernels split over numba's pool. Parallel regions launched from this thread too,
 against a caller's busy core and the pool's other arena, made a 100 µs LSTM step 1.5x
 slower.
@@ -79,7 +79,7 @@ def serve(control):
     ring = array_at(c[{RING}], np.int64, (capacity * {JOB},))
     at = c.ctypes.data
     job = atomic_load(at + 8 * {DONE})
-    set_thread_count(1)  # its calls' kernels do not split (jitc/runtime/native.py)
+    set_thread_count(1)  # its calls' kernels do not split (runtime/native.py)
     while True:
         spins = 0
         while atomic_load(at + 8 * {SUBMITTED}) <= job:
@@ -186,7 +186,7 @@ class Worker:
 
     def post(self, limit: int, state, table, dep0: int, dep1: int) -> int:
         """Post a job; its number, FULL if job `limit` would be reached (the ring's oldest
-        slots still hold statuses nobody has read: see jitc/runtime/native.py), REFUSED if
+        slots still hold statuses nobody has read: see runtime/native.py), REFUSED if
         the table's parameter shapes are not the state's (those the driver compiled for)."""
         return self._post(self.control, self.ring, limit, state, table, dep0, dep1)
 
@@ -249,8 +249,8 @@ def worker() -> Worker | None:
             if syscall is None:
                 _worker.append(None)
             else:
-                from jitc.backends.cpu.cache import load_module
                 from jitc.backends.cpu.threads import start_thread_pool
+                from jitc.backends.native.cache import load_module
 
                 start_thread_pool()  # registers set_num_threads, which the worker links
                 _worker.append(Worker(load_module(SOURCE, runtime=True), syscall))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.dtypes import SUPPORTED
+from jitc.core.dtypes import SUPPORTED
 
 
 def is_available():
@@ -44,7 +44,7 @@ def refuse_dtypes(graph, arg_names=()):
     file:line), that these kernels cannot compute: a dtype outside DTYPES, or np.nextafter
     of float16 (the cpu backend steps float16's bit pattern; a cuda kernel holds float16
     values as float32, whose step rounds back to the same float16)."""
-    from jitc.errors import UnsupportedError
+    from jitc.core.errors import UnsupportedError
 
     for p in graph.params:
         if p.dtype not in DTYPES:

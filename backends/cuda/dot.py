@@ -23,8 +23,8 @@ import numpy as np
 from jitc.backends.cuda.emitter import ELEMENT, BodyEmitter, Sizes, Writer, decompose, strides
 from jitc.backends.cuda.kernel import DTYPE_NAME, Kernel, assemble, indent
 from jitc.backends.cuda.lowering import cast, literal, load, store
-from jitc.ir import Graph, Node
-from jitc.primitives import dot_free_dims
+from jitc.core.ir import Graph, Node
+from jitc.core.primitives import dot_free_dims
 
 TILE_THREADS, TILE_REG, TILE_K = 8, 4, 16   # 8x8 threads, 4x4 outputs each: 32x32 tiles
 TILE = TILE_THREADS * TILE_REG

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc import ops
 from jitc.backends.cuda.lowering import ERR_INDEX, cast, literal, load, lower
-from jitc.errors import JitcError
-from jitc.ir import Graph, Node
-from jitc.recursion import run
+from jitc.core import ops
+from jitc.core.errors import JitcError
+from jitc.core.ir import Graph, Node
+from jitc.core.recursion import run
 
 ROW, ELEMENT = 1, 2
 ZERO = ("0", 0)

@@ -19,7 +19,6 @@ import warnings
 
 import numpy as np
 
-from jitc import config, failures
 from jitc.backends.cuda import launch, modules
 from jitc.backends.cuda.device import current, is_numba_array
 from jitc.backends.cuda.lowering import (
@@ -30,8 +29,9 @@ from jitc.backends.cuda.lowering import (
     ERR_SINGULAR,
 )
 from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
-from jitc.device_arrays import is_device_array
-from jitc.ir import Graph
+from jitc.core import config, failures
+from jitc.core.device_arrays import is_device_array
+from jitc.core.ir import Graph
 
 # The simulator runs one kernel at a time per process (a global kernel context).
 _SIMULATOR_LOCK = threading.Lock()
@@ -43,7 +43,7 @@ _ERRORS = {
     ERR_SINGULAR: (np.linalg.LinAlgError, "Singular matrix"),
     ERR_NOT_POSITIVE_DEFINITE: (np.linalg.LinAlgError, "Matrix is not positive definite"),
 }
-# The primitive behind each code (jitc.failures names the nodes that can fail so).
+# The primitive behind each code (jitc.core.failures names the nodes that can fail so).
 _FAILURE_OF = {ERR_INDEX: failures.GATHER, ERR_NEGATIVE_POWER: failures.NEGATIVE_POWER,
                ERR_SCATTER: failures.SCATTER, ERR_SINGULAR: failures.LINALG,
                ERR_NOT_POSITIVE_DEFINITE: failures.LINALG}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from jitc.backends.cuda.dot import SKINNY_THREADS, TILE, TILE_THREADS
 from jitc.backends.cuda.kernel import Kernel
 from jitc.backends.cuda.reduction import MAX_THREADS
-from jitc.errors import JitcError
+from jitc.core.errors import JitcError
 
 MAX_GRID_YZ = 65535
 

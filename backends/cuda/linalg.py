@@ -17,7 +17,7 @@ import numpy as np
 from jitc.backends.cuda.emitter import Sizes
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import ERR_NOT_POSITIVE_DEFINITE, ERR_SINGULAR
-from jitc.ir import Node
+from jitc.core.ir import Node
 
 
 def _lu(m: str, k: str | None) -> list[str]:

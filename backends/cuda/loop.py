@@ -13,7 +13,7 @@ import numpy as np
 from jitc.backends.cuda.emitter import ELEMENT, BodyEmitter, LayoutError, Sizes, Writer, decompose
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import store
-from jitc.ir import Graph
+from jitc.core.ir import Graph
 
 
 def loop_kernel(body: Graph) -> Kernel:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from jitc.errors import UnsupportedError
+from jitc.core.errors import UnsupportedError
 
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 # The typed casts generated code calls, by dtype (devlib.py binds them). A float16 *value* is

@@ -3,7 +3,7 @@
 A real file gives simulator tracebacks real lines (and the simulator tells shared arrays apart
 by file and line), and lets numba-cuda cache compiled kernels next to it (`cache=True`), so a
 new process on a GPU machine does not recompile. Files are named by the kernel's hash and
-loaded like the cpu backend's (backends/cpu/cache.py: private, sealed, size-bounded).
+loaded like the cpu backend's (backends/native/cache.py: private, sealed, size-bounded).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import os
 
-from jitc import interrupts
-from jitc.backends.cpu import cache, cache_locator
 from jitc.backends.cuda import toolchain
 from jitc.backends.cuda.kernel import Kernel
+from jitc.backends.native import cache, cache_locator
+from jitc.core import interrupts
 
 
 @functools.cache

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jitc import ops
 from jitc.backends.cuda.dot import DotLayout, dot_kernel
 from jitc.backends.cuda.kernel import Kernel
 from jitc.backends.cuda.linalg import linalg_kernel
@@ -27,9 +26,10 @@ from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
 from jitc.backends.cuda.sort import sort_kernel
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.views import block_offset, external_view
-from jitc.ir import Graph, Node
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
 

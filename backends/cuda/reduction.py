@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc import ops
 from jitc.backends.cuda.emitter import (
     ELEMENT,
     ROW,
@@ -35,7 +34,8 @@ from jitc.backends.cuda.emitter import (
 )
 from jitc.backends.cuda.kernel import DTYPE_NAME, Kernel, assemble, indent
 from jitc.backends.cuda.lowering import HALF, cast, literal, store, value_dtype
-from jitc.ir import Graph, Node
+from jitc.core import ops
+from jitc.core.ir import Graph, Node
 
 MAX_THREADS = 256  # threads per block of a reduction kernel (the shared tree's size)
 # Elements a lane adds to a float sum in the sum's dtype before the block's total joins the

@@ -14,7 +14,7 @@ from jitc.backends.cpu.scan import UFUNC_OF_KIND
 from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import load, lower, store
-from jitc.ir import Node
+from jitc.core.ir import Node
 
 
 def scan_kernel(node: Node) -> Kernel:

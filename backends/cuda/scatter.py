@@ -14,7 +14,7 @@ import numpy as np
 from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer, index_position
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import ERR_SCATTER, load, lower, store
-from jitc.ir import Node
+from jitc.core.ir import Node
 
 
 def scatter_kernel(node: Node) -> Kernel:

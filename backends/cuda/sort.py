@@ -17,7 +17,7 @@ from jitc.backends.cpu.sort import RUN, less
 from jitc.backends.cuda.emitter import Sizes
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import load
-from jitc.ir import Node
+from jitc.core.ir import Node
 
 
 def sort_kernel(node: Node) -> Kernel:

@@ -37,7 +37,7 @@ import tempfile
 import types as _pytypes
 from dataclasses import dataclass, field
 
-from jitc.errors import JitcError
+from jitc.core.errors import JitcError
 
 __all__ = [
     "ToolchainError", "KernelResources", "PtxasReport", "compile_ptx", "compile_ptx_many",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc import failures
-from jitc.ir import Graph
-from jitc.primitives import PRIMITIVES
+from jitc.core import failures
+from jitc.core.ir import Graph
+from jitc.core.primitives import PRIMITIVES
 
 
 def evaluate(graph: Graph, args) -> list[np.ndarray]:

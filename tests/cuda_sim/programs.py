@@ -7,8 +7,8 @@ numba-cuda code, so a lowering is only proven for the GPU once NVVM has compiled
 
 import numpy as np
 
-from jitc import ops
-from jitc.ir import Graph
+from jitc.core import ops
+from jitc.core.ir import Graph
 
 DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
           np.uint64, np.float16, np.float32, np.float64)

@@ -75,7 +75,7 @@ def test_float16_nextafter_is_refused_at_the_users_line():
     def step(x):
         return np.nextafter(x, np.float16(1))
 
-    with pytest.raises(jitc.errors.UnsupportedError,
+    with pytest.raises(jitc.core.errors.UnsupportedError,
                        match=r"np.nextafter of float16 at .*test_sim_backend.py:\d+: the cuda "
                              "backend has no float16 bit step; use backend='cpu'"):
         jitc.jit(step, backend="cuda")(np.zeros(3, np.float16))

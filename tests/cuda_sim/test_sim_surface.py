@@ -62,7 +62,7 @@ CASES = surface.CASES if FULL_SURFACE else [c for c in surface.CASES if c.name i
 def test_the_slice_names_existing_cases_and_every_elementwise_op():
     names = {c.name for c in surface.CASES}
     assert set(SLICE) <= names, set(SLICE) - names
-    from jitc import ops
+    from jitc.core import ops
 
     ufuncs = ops.UNARY | ops.PREDICATES | ops.BINARY | ops.COMPARE
     assert {f"np.{op}" for op in ufuncs} <= set(SLICE)

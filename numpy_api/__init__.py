@@ -1,0 +1,71 @@
+"""NumPy functions on Tracers, decomposed into primitives (jitc's jax.numpy), by family.
+
+Dtypes follow NumPy 2 exactly by asking NumPy itself (core.py). FUNCTIONS maps each
+supported NumPy function to its implementation (each family module registers its own with
+`implements`); anything else raises UnsupportedError, never a silent NumPy fallback.
+
+    core        tracer detection, lifting values into a trace, dtype rules, axes
+    ufuncs      ufuncs and operators, where/clip/round/astype/copy
+    complex     real, imag, angle; which functions take complex values
+    reductions  sum ... argmin, with NumPy's accumulator dtypes
+    scans       cumsum, cumprod, cumulative_sum/prod, ufunc.accumulate
+    shapes      views, joins, shape queries
+    shifts      np.roll, np.pad, np.diff (slices and joins)
+    sorting     sort, argsort, partition, argpartition (and the methods)
+    creation    the *_like family, tril/triu (np.zeros and friends: trace/creation.py)
+    indexing    np.take (x[key] itself: trace/indexing.py)
+    convolve    np.convolve, np.correlate (1-d)
+    histograms  np.histogram with bins known when tracing
+    linalg      matmul, dot, tensordot, einsum (einsum.py)
+    linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
+    linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
+    refused     functions refused with their reason (data-dependent shapes, SVD, FFT)
+    random      np.random, refused while tracing (it draws anew on every call)
+    writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
+"""
+
+from jitc.numpy_api import (
+    complex,
+    convolve,
+    creation,
+    histograms,
+    indexing,
+    linalg,
+    linalg_lapack,
+    linalg_namespace,
+    random,
+    reductions,
+    scans,
+    shapes,
+    shifts,
+    sorting,
+    ufuncs,
+    writes,
+)
+from jitc.numpy_api.core import FUNCTIONS, find_ctx, implements, is_tracer, lift, result_type
+from jitc.numpy_api.linalg import dot, matmul
+from jitc.numpy_api.reductions import (  # noqa: A004
+                             all_,
+                             amax,
+                             amin,
+                             any_,
+                             argmax,
+                             argmin,
+                             mean,
+                             prod,
+                             std,
+                             sum,
+                             var,
+)
+from jitc.numpy_api.shapes import ravel, reshape, squeeze, swapaxes, transpose
+from jitc.numpy_api.ufuncs import apply_operator, astype, clip, round_, ufunc_dispatch
+
+__all__ = [
+    "FUNCTIONS", "implements", "find_ctx", "is_tracer", "lift", "result_type",
+    "complex", "convolve", "creation", "histograms", "indexing", "linalg", "linalg_lapack",
+    "linalg_namespace", "random", "reductions", "scans", "shapes", "shifts", "sorting", "ufuncs",
+    "writes",
+    "dot", "matmul", "all_", "amax", "amin", "any_", "argmax", "argmin", "mean", "prod",
+    "std", "sum", "var", "ravel", "reshape", "squeeze", "swapaxes", "transpose",
+    "apply_operator", "astype", "clip", "round_", "ufunc_dispatch",
+]

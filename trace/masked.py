@@ -1,0 +1,139 @@
+"""x[mask] during a trace: the selected elements, whose count is known only at run time.
+
+A Masked keeps them as the full-shape values plus the mask, which is enough for what does
+not need the count: elementwise math with scalars and equally masked values, a few
+whole-array reductions, and assignment back through an equal mask, the NumPy idioms
+`x[m] *= 2`, `x[m] = f(x[m])` and `x[m].sum()`. Anything else names the data-dependent
+shape as the reason it cannot compile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitc.core.errors import UnsupportedError
+from jitc.core.source import user_loc, where
+
+
+def _data_dependent(what, loc=None):
+    return UnsupportedError(
+        f"{what} of x[mask] depends on how many elements the mask selects (a boolean mask "
+        f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a "
+        "reduction over it), or assign through it: x[mask] = f(x[mask])")
+
+
+def same_mask(a, b, depth=16) -> bool:
+    """Whether two mask nodes compute the same values: the same node, or the same op on
+    the same operands (`x[x > 0] = x[x > 0] ** 2` builds `x > 0` twice)."""
+    if a is b:
+        return True
+    if depth == 0 or a.op != b.op or a.op in ("parameter", "constant") \
+            or a.attrs != b.attrs or len(a.operands) != len(b.operands):
+        return False
+    return all(same_mask(p, q, depth - 1) for p, q in zip(a.operands, b.operands))
+
+
+class Masked:
+    __slots__ = ("values", "mask", "loc")
+    __array_priority__ = 1001
+
+    def __init__(self, values, mask):
+        self.values = values  # a Tracer of the indexed array's shape
+        self.mask = mask  # a bool Tracer of the same shape
+        self.loc = user_loc()  # where x[mask] was written
+
+    def returned(self):
+        """The error for a Masked that leaves the function: its shape is data-dependent."""
+        return _data_dependent("the shape", self.loc)
+
+    def _operand(self, x):
+        if isinstance(x, Masked):
+            if not same_mask(x.mask.node, self.mask.node):
+                raise UnsupportedError(f"combining x[mask1] with y[mask2] needs the masks to "
+                                       f"be the same computation{where()}")
+            return x.values
+        if getattr(x, "ndim", 0) == 0:  # a Python or NumPy scalar, a 0-d array
+            return x
+        raise _data_dependent("combining an array with the elements")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs:
+            raise _data_dependent(f"np.{ufunc.__name__}.{method} with {sorted(kwargs)}"
+                                  if kwargs else f"np.{ufunc.__name__}.{method}")
+        result = ufunc(*(self._operand(x) for x in inputs))
+        if isinstance(result, tuple):
+            return tuple(Masked(r, self.mask) for r in result)
+        masked = Masked(result, self.mask)
+        masked.loc = self.loc
+        return masked
+
+    def __array_function__(self, func, types, args, kwargs):
+        reduce = _REDUCTIONS.get(func.__name__)
+        if reduce is None or args[0] is not self or len(args) > 1 \
+                or any(v is not None for v in kwargs.values()):
+            raise _data_dependent(f"np.{func.__name__}")
+        return reduce(self)
+
+    def sum(self):
+        zero = np.zeros((), self.values.dtype)
+        return np.sum(np.where(self.mask, self.values, zero))
+
+    def mean(self):
+        # An empty selection gives nan, as NumPy's mean of an empty array does.
+        dtype = self.values.dtype if self.values.dtype.kind in "fc" else np.dtype(np.float64)
+        return np.divide(self.sum(), np.sum(self.mask)).astype(dtype)
+
+    def any(self):
+        return np.any(self.mask & (self.values != 0))
+
+    def all(self):
+        return np.all(~self.mask | (self.values != 0))
+
+    def count_nonzero(self):
+        return np.sum(self.mask & (self.values != 0))
+
+    def __getattr__(self, name):
+        raise _data_dependent(f".{name}")
+
+    def __array__(self, *args, **kwargs):
+        raise _data_dependent("a NumPy array")
+
+    def __len__(self):
+        raise _data_dependent("len()")
+
+    def __iter__(self):
+        raise _data_dependent("iteration")
+
+    def __getitem__(self, key):
+        raise _data_dependent("indexing")
+
+    def __bool__(self):
+        raise _data_dependent("bool()")
+
+
+_REDUCTIONS = {"sum": Masked.sum, "mean": Masked.mean, "any": Masked.any,
+               "all": Masked.all, "count_nonzero": Masked.count_nonzero}
+
+
+def _operator(ufunc, reflected=False):
+    if reflected:
+        return lambda self, other: self.__array_ufunc__(ufunc, "__call__", other, self)
+    return lambda self, other: self.__array_ufunc__(ufunc, "__call__", self, other)
+
+
+for _name, _ufunc in [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
+    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
+    ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+]:
+    # In place too: `t = x[m]; t *= 2` rebinds t, and `x[m] = t` writes it back.
+    setattr(Masked, f"__{_name}__", _operator(_ufunc))
+    setattr(Masked, f"__i{_name}__", _operator(_ufunc))
+    setattr(Masked, f"__r{_name}__", _operator(_ufunc, reflected=True))
+for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
+                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(Masked, f"__{_name}__", _operator(_ufunc))
+Masked.__neg__ = lambda self: Masked(-self.values, self.mask)
+Masked.__abs__ = lambda self: Masked(abs(self.values), self.mask)
+Masked.__invert__ = lambda self: Masked(~self.values, self.mask)
+Masked.__hash__ = None
