@@ -24,6 +24,8 @@ from jitc.aot.loader import loader_source
 from jitc.aot.plan import Program, plan_aot
 from jitc.aot.size import format_report, size_report
 from jitc.core.pytree import LEAF, flatten
+from jitc.stages import ArgumentResult, Function, StaticResult, Wrapped
+from jitc.trace.lowering import lower
 
 # "generic" is jitc's portable baseline per architecture. x86-64-v2 (SSE4.2, 2009+) rather
 # than LLVM's generic x86-64: without SSE4.1, floor/ceil/trunc/rint become libm calls.
@@ -180,9 +182,8 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _written(lowered, target) -> str:
-    kind, at = target
-    return lowered.captured[at][0].name if kind == "captured" else at.name
+def _written(lowered, w) -> str:
+    return lowered.captured[w.target].place.name if w.kind == "captured" else w.target.name
 
 
 def _outputs(lowered, written: dict, visible: list, name: str) -> list:
@@ -190,15 +191,15 @@ def _outputs(lowered, written: dict, visible: list, name: str) -> list:
     leaf_of = {k: leaf for leaf, k in written.items()}
     outputs = []
     for s in lowered.out_specs:
-        if s[0] == "arg":
-            outputs.append(("arg", s[1]))
-        elif s[0] != "graph":
-            raise AotLinkError(f"{name}: the function returns a Python value ({s[1]!r}) "
+        if isinstance(s, ArgumentResult):
+            outputs.append(("arg", s.leaf))
+        elif isinstance(s, StaticResult):
+            raise AotLinkError(f"{name}: the function returns a Python value ({s.value!r}) "
                                f"that does not depend on its arguments; AOT returns arrays")
-        elif s[1] in leaf_of:  # also the new contents of an in-out argument
-            outputs.append(("copy", leaf_of[s[1]], bool(s[2])))
+        elif s.index in leaf_of:  # also the new contents of an in-out argument
+            outputs.append(("copy", leaf_of[s.index], bool(s.scalar)))
         else:
-            outputs.append(("res", visible.index(s[1]), bool(s[2])))
+            outputs.append(("res", visible.index(s.index), bool(s.scalar)))
     return outputs
 
 
@@ -225,10 +226,10 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     from jitc.fusion import optimize
 
     say = progress or (lambda stage: None)
-    jitted = _jitted(fn)
-    name = _check_name(name or jitted.__name__)
-    say(f"tracing {jitted.__name__}({', '.join(str(s) for s in _specs(specs))})")
-    lowered, written = lowering(jitted, specs, name)
+    function = _function(fn)
+    name = _check_name(name or function.name)
+    say(f"tracing {function.name}({', '.join(str(s) for s in _specs(specs))})")
+    lowered, written = lowering(function, specs, name)
     visible = [k for k in range(len(lowered.graph.outputs)) if k not in written.values()]
     outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
@@ -242,36 +243,36 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
         f"({len(program.plan.calls)} calls) for {triple}, cpu {cpu}")
     digest = signature_digest(program.plan, program.source)
     obj = build_object(program.kernels, program.plan, target, cpu, digest=digest)
-    origin = getattr(jitted.fun, "__module__", "") or ""
-    origin = f"{origin}.{jitted.fun.__qualname__}" if origin else jitted.fun.__qualname__
+    fun = function.fun
+    origin = getattr(fun, "__module__", "") or ""
+    origin = f"{origin}.{fun.__qualname__}" if origin else fun.__qualname__
     return Artifact(name, triple, cpu, obj, digest, program, list(lowered.arg_names), outputs,
-                    lowered.out_tree == LEAF, jitted.fun, origin,
-                    _built_from(jitted.fun, _specs(specs)))
+                    lowered.out_tree == LEAF, fun, origin, _built_from(fun, _specs(specs)))
 
 
-def _jitted(fn):
-    import jitc
-    from jitc.api import Jitted
-
-    return fn if isinstance(fn, Jitted) else jitc.jit(fn)
+def _function(fn) -> Function:
+    """`fn` as jitc compiles it: a jitted function's own, else a plain function's."""
+    if isinstance(fn, Function):
+        return fn
+    return fn.function if isinstance(fn, Wrapped) else Function.of(fn)
 
 
 def lowering(fn, specs, name: str | None = None):
     """(the Lowered an artifact of `fn` for `specs` compiles, {argument: output} of its
     in-out arguments): captured arrays baked in as read-only data, written arguments as
     outputs. `jitc report` compiles the same graph, so its kernels are the artifact's."""
-    jitted = _jitted(fn)
-    name = name or jitted.__name__
-    lowered = jitted.lower(*_specs(specs))
-    captured = [t for t, _ in lowered.writebacks if t[0] != "arg"]
+    function = _function(fn)
+    name = name or function.name
+    lowered = lower(function, function.bound + tuple(_specs(specs)), {})
+    captured = [w for w in lowered.writebacks if w.kind != "arg"]
     if captured:
         raise AotLinkError(f"{name}: the function writes into "
                            f"{', '.join(_written(lowered, t) for t in captured)}; captured "
                            f"arrays are read-only data in an AOT module: pass the array as "
                            f"an argument to write it (an in-out pointer)")
-    written = {t[1]: k for t, k in lowered.writebacks}  # argument -> its new contents
+    written = {w.target: w.output for w in lowered.writebacks}  # argument -> new contents
     lowered = lowered.with_captures_baked().with_arguments_computed(keep=written)
-    if any(weak for _, _, weak in lowered.arg_types):
+    if any(t.weak for t in lowered.arg_types):
         raise AotLinkError(f"{name}: AOT arguments must be arrays (got a Python scalar)")
     return lowered, written
 

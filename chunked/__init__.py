@@ -14,17 +14,19 @@ __all__ = ["Plan", "call", "is_dask"]
 
 
 def call(jitted, args, kwargs):
-    """`jitted(*args, **kwargs)` with dask arrays among the arguments: dask arrays out. The
-    plan is made once per signature (shapes, dtypes, chunks, static values), so workers
-    reuse the programs they compiled for earlier calls."""
-    from jitc.api import _leaf_signature
+    """`jitted(*args, **kwargs)` with dask arrays among the arguments (`args`: the bound
+    object first, where the function has one): dask arrays out. The plan is made once per
+    signature (shapes, dtypes, chunks, static values), so workers reuse the programs they
+    compiled for earlier calls."""
+    from jitc.stages import leaf_signature
+    from jitc.trace.mutation.capture import split_arguments
 
-    dyn, dyn_kw, static, _ = jitted._split(args, kwargs)
-    leaves, tree = flatten((dyn, dyn_kw))
-    key = (tree, static, tuple(("dask", x.shape, x.dtype, x.chunks) if is_dask(x)
-                               else _leaf_signature(x) for x in leaves))
+    split = split_arguments(jitted.function, args, kwargs)
+    leaves, tree = flatten((split.dynamic, split.dynamic_kwargs))
+    key = (tree, split.static_key, tuple(("dask", x.shape, x.dtype, x.chunks) if is_dask(x)
+                                         else leaf_signature(x) for x in leaves))
     plans = jitted.__dict__.setdefault("_chunk_plans", {})
     plan = plans.get(key)
     if plan is None:
-        plan = plans.setdefault(key, Plan(jitted, args, kwargs))
+        plan = plans.setdefault(key, Plan(jitted.function, args, kwargs))
     return plan.build(leaves)

@@ -11,6 +11,7 @@ where another process already did, and never ships compiled code.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import uuid
 from operator import getitem
@@ -22,34 +23,11 @@ from jitc.chunked.stages import Stages, combine
 from jitc.core.errors import UnsupportedError
 from jitc.core.pytree import flatten, unflatten
 from jitc.core.specs import ShapeDtype
+from jitc.stages import ArgumentResult, StaticResult
 
-_JITTED: dict = {}  # JittedRef token -> the Jitted this process uses
 _PROGRAMS: dict = {}  # (StageRef token, stage, block extents) -> Compiled
 _LOCK = threading.Lock()
 SPLIT_EVERY = 8  # partials a combine task reads at most
-
-
-class JittedRef:
-    """The function as tasks carry it: small to send, one Jitted per process."""
-
-    def __init__(self, jitted):
-        self.token = jitted.__dict__.setdefault("_chunk_token", uuid.uuid4().hex)
-        self.fun = jitted.fun
-        self.options = dict(backend=jitted.backend, static_argnums=tuple(jitted._static_nums),
-                            static_argnames=tuple(jitted._static_names))
-        _JITTED.setdefault(self.token, jitted)
-
-    def __getstate__(self):
-        return {"token": self.token, "fun": self.fun, "options": self.options}
-
-    def jitted(self):
-        found = _JITTED.get(self.token)
-        if found is None:
-            from jitc.api import Jitted
-
-            with _LOCK:
-                found = _JITTED.setdefault(self.token, Jitted(self.fun, **self.options))
-        return found
 
 
 def is_dask(x) -> bool:
@@ -64,10 +42,12 @@ class Analysis:
     """The traced graph, its axis classes, which of them run block by block (with their
     chunks) and its stages: everything about a call but the argument values."""
 
-    def __init__(self, jitted, spec_args, spec_kwargs, dask_chunks):
+    def __init__(self, function, spec_args, spec_kwargs, dask_chunks):
         """`dask_chunks`: per dynamic leaf, its dask chunks or None."""
-        self.jitted = jitted
-        self.lowered = jitted.lower(*spec_args, **spec_kwargs)
+        from jitc.trace.lowering import lower
+
+        self.function = function
+        self.lowered = lower(function, spec_args, spec_kwargs)
         n = len(self.lowered.arg_types)
         self.part = Partition(self.lowered.graph, n)
         params = self.lowered.graph.params
@@ -100,31 +80,31 @@ class Analysis:
 class StageRef:
     """What a task needs to find (or build) its stage program in any process."""
 
-    def __init__(self, jitted, spec_args, spec_kwargs, dask_chunks):
+    def __init__(self, function, spec_args, spec_kwargs, dask_chunks):
         self.token = uuid.uuid4().hex
-        self.ref = JittedRef(jitted)
+        self.function = function  # a stages.Function: pickled with its Python function
         self.specs = (spec_args, spec_kwargs, dask_chunks)
 
     def analysis(self) -> Analysis:
         found = _PROGRAMS.get(self.token)
         if found is None:
-            found = _PROGRAMS.setdefault(self.token, Analysis(self.ref.jitted(), *self.specs))
+            found = _PROGRAMS.setdefault(self.token, Analysis(self.function, *self.specs))
         return found
 
     def program(self, k, extents):
         key = (self.token, k, extents)
         found = _PROGRAMS.get(key)
         if found is None:
-            from jitc.api import Lowered
+            from jitc.stages import ArgType, GraphResult, Lowered
 
             a = self.analysis()
             graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))), a.part,
                                      a.halos)
             names = [f"%{p.id}" for p in graph.params]
-            lowered = Lowered(a.jitted, graph, flatten((tuple(names), {}))[1], names,
-                              [(p.shape, p.dtype, False) for p in graph.params],
+            lowered = Lowered(a.function, graph, flatten((tuple(names), {}))[1], names,
+                              [ArgType(p.shape, p.dtype) for p in graph.params],
                               flatten(tuple(range(len(graph.outputs))))[1],
-                              [("graph", j, False) for j in range(len(graph.outputs))])
+                              [GraphResult(j) for j in range(len(graph.outputs))])
             with _LOCK:
                 found = _PROGRAMS.setdefault(key, lowered.compile())
         return found
@@ -133,9 +113,11 @@ class StageRef:
 def run_stage(sref, k, extents, *inputs):
     """One task: stage `k`'s program on one block; the values its blocks return."""
     _share_of_the_machine()
+    from jitc.runtime.dispatch import call_compiled
+
     program = sref.program(k, extents)
-    arrays = [np.asarray(x, dtype=t[1]) for x, t in zip(inputs, program.lowered.arg_types)]
-    return program.call_flat(arrays)
+    arrays = [np.asarray(x, dtype=t.dtype) for x, t in zip(inputs, program.lowered.arg_types)]
+    return call_compiled(program, arrays)
 
 
 def _share_of_the_machine():
@@ -157,16 +139,18 @@ class Plan:
     """How one call on dask arrays runs: which argument axes go block by block, which are
     computed whole and why, the cross-block reductions, and the dask graph that does it."""
 
-    def __init__(self, jitted, args, kwargs):
+    def __init__(self, function, args, kwargs):
+        """`args`: the bound object first, where the function has one."""
         from jitc.trace.lowering import _names
+        from jitc.trace.mutation.capture import split_arguments
 
-        self.jitted = jitted
-        dyn, dyn_kw, _, static_nums = jitted._split(args, kwargs)
-        self.leaves = flatten((dyn, dyn_kw))[0]
-        self.names = _names(jitted, args, kwargs, static_nums)
+        self.function = function
+        split = split_arguments(function, args, kwargs)
+        self.leaves = flatten((split.dynamic, split.dynamic_kwargs))[0]
+        self.names = _names(function, args, kwargs, split.static_positions)
         for leaf, name in zip(self.leaves, self.names):
             if is_dask(leaf) and any(np.isnan(c) for cs in leaf.chunks for c in cs):
-                raise UnsupportedError(f"{jitted.__name__}: argument {name!r} is a dask "
+                raise UnsupportedError(f"{function.name}: argument {name!r} is a dask "
                                        "array of unknown chunk sizes; call "
                                        ".compute_chunk_sizes() on it first")
         spec_args = tuple(unflatten(t, [_spec(x) for x in ls])
@@ -174,18 +158,16 @@ class Plan:
         spec_kwargs = {k: unflatten(t, [_spec(x) for x in ls])
                        for k, (ls, t) in ((k, flatten(v)) for k, v in kwargs.items())}
         dask_chunks = [x.chunks if is_dask(x) else None for x in self.leaves]
-        self.sref = StageRef(jitted, spec_args, spec_kwargs, dask_chunks)
+        self.sref = StageRef(function, spec_args, spec_kwargs, dask_chunks)
         self.a = self.sref.analysis()
         self._refuse_writes()
-        from jitc.api import log
-
         for line in self.rechunked():  # JITC_LOG=compiles says where dask's split is undone
-            log.info("%s on dask arrays: %s", jitted.__name__, line)
+            logging.getLogger("jitc").info("%s on dask arrays: %s", function.name, line)
 
     def _refuse_writes(self):
         if self.a.lowered.writebacks:
             raise UnsupportedError(
-                f"{self.jitted.__name__}: called with dask arrays, the function writes "
+                f"{self.function.name}: called with dask arrays, the function writes "
                 "into an argument or captured array; dask arrays are immutable and a write "
                 "would happen once per block: return the new value instead")
 
@@ -194,7 +176,7 @@ class Plan:
         """The partition plan, then the traced graph."""
         a, cls = self.a, self.a.part.classes
         params = a.lowered.graph.params
-        lines = [f"partition plan of {self.jitted.__name__} on dask arrays:"]
+        lines = [f"partition plan of {self.function.name} on dask arrays:"]
         for i, x in enumerate(self.leaves):
             if not is_dask(x):
                 continue
@@ -233,7 +215,7 @@ class Plan:
         roots = list(a.chunks)
         pos = {c: k for k, c in enumerate(roots)}
         grid = [len(a.chunks[c]) for c in roots]
-        name = f"jitc-{self.jitted.__name__}-{uuid.uuid4().hex[:12]}"
+        name = f"jitc-{self.function.name}-{uuid.uuid4().hex[:12]}"
         ref_key = f"{name}-program"
         tasks, deps = {ref_key: self.sref}, []
         params = a.lowered.graph.params
@@ -324,15 +306,15 @@ class Plan:
         """One output leaf: a static value, an argument, or (key, tasks, chunks, dtype) of
         a dask array over the internal tasks."""
         a = self.a
-        if spec[0] == "static":
-            return spec[1]
-        if spec[0] == "arg":
-            if spec[2]:
-                raise UnsupportedError(f"{self.jitted.__name__}: returns a view of an "
+        if isinstance(spec, StaticResult):
+            return spec.value
+        if isinstance(spec, ArgumentResult):
+            if spec.view:
+                raise UnsupportedError(f"{self.function.name}: returns a view of an "
                                        "argument; with dask arrays return a new array")
-            return leaves[spec[1]]
-        node = a.lowered.graph.outputs[spec[1]]
-        key, tasks = f"{name}-out{spec[1]}", {}
+            return leaves[spec.leaf]
+        node = a.lowered.graph.outputs[spec.index]
+        key, tasks = f"{name}-out{spec.index}", {}
         roots = a.part.roots(node)
         if node.id in a.stages.cross:
             sub_keys = {tuple(self._sub(node, g, pos)) for g in blocks}

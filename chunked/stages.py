@@ -130,10 +130,12 @@ def combine(kind, *partials):
 
 @functools.cache
 def _combiner(kind):
-    from jitc.api import jit
+    """The compiled calls of op(a, b) for one combining kind, per partial shape and dtype."""
+    from jitc.runtime.dispatch import HostCalls
+    from jitc.stages import Function
 
     op = COMBINE[kind]
-    return jit(lambda a, b: op(a, b))
+    return HostCalls(Function.of(lambda a, b: op(a, b)))
 
 
 def _pair(kind, a, b):

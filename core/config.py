@@ -1,4 +1,6 @@
-"""Environment knobs, read once at import (see the table in README.md)."""
+"""Every JITC_* environment knob jitc reads (README's "Debug knobs" table): the constants
+are read once, at import; the functions at each use, for the settings a process decides
+on first use (the cache directories) or that tests switch (the verifier)."""
 
 import os
 
@@ -19,3 +21,35 @@ CHECK_LOCKS = os.environ.get("JITC_CHECK_LOCKS", "") not in ("", "0")
 # "tiered": a first call whose kernels are not cached runs the reference tier (NumPy) while
 # they compile on a background thread (runtime/tiered.py); "sync": the first call compiles
 COMPILE = os.environ.get("JITC_COMPILE", "tiered").strip().lower()
+
+
+def _user_cache(name: str) -> str:
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                        name)
+
+
+def cache_dir_setting() -> tuple[str, str]:
+    """(path, how the user chose it) of the compile cache's root (backends/native)."""
+    if os.environ.get("JITC_CACHE_DIR"):
+        return os.environ["JITC_CACHE_DIR"], "JITC_CACHE_DIR"
+    return _user_cache("jitc"), "the default cache directory (set JITC_CACHE_DIR)"
+
+
+def runtime_dir_setting() -> str:
+    """The runtime store's root: jitc's fixed compiled pieces, per installation."""
+    return os.environ.get("JITC_RUNTIME_DIR") or _user_cache("jitc-runtime")
+
+
+def cache_max_bytes_setting() -> str:
+    """JITC_CACHE_MAX_BYTES as given ("" when unset): the cache's size bound."""
+    return os.environ.get("JITC_CACHE_MAX_BYTES", "")
+
+
+def verify() -> bool:
+    """JITC_VERIFY=1: the IR verifier runs after every optimization pass."""
+    return os.environ.get("JITC_VERIFY", "") not in ("", "0")
+
+
+def ptxas() -> str | None:
+    """JITC_PTXAS: the ptxas to assemble PTX with, instead of the nvidia-cuda-nvcc wheel's."""
+    return os.environ.get("JITC_PTXAS") or None

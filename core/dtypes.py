@@ -67,3 +67,16 @@ def is_int(dtype) -> bool:
 
 def is_complex(dtype) -> bool:
     return np.dtype(dtype).kind == "c"
+
+
+# Python scalars as NumPy types them (NEP 50: weakly, at these dtypes unless an array's
+# dtype says otherwise)
+WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+               complex: np.dtype(np.complex128)}
+
+
+def int_bounds(dtypes) -> tuple[int, int]:
+    """The values every integer dtype in `dtypes` holds (uint8 and int8: 0..127), and int64,
+    jitc's Python ints."""
+    infos = [np.iinfo(d) for d in (np.int64, *dtypes)]
+    return max(i.min for i in infos), min(i.max for i in infos)

@@ -142,6 +142,6 @@ class Graph:
         return new
 
     def __str__(self) -> str:
-        from jitc.core.ir_text import print_graph
+        from jitc.core.ir_print import print_graph
 
         return print_graph(self)

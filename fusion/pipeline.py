@@ -24,7 +24,7 @@ class Pass:
 
 
 def verify_enabled() -> bool:
-    return os.environ.get("JITC_VERIFY", "") not in ("", "0")
+    return config.verify()
 
 
 def check(graph: Graph, after: str) -> None:

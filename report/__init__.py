@@ -51,7 +51,7 @@ def kernel_times(compiled, table=None) -> dict | None:
     bandwidth, GFLOP/s), sorted by time, and the call's totals; None where the backend does
     not time its launches (only cpu does)."""
     executable = compiled.executable
-    if not hasattr(executable, "profiled_call"):
+    if executable.profiled_call is None:
         return None
     table = kernels(compiled.graph) if table is None else table
     orphans = assign_runs(table, executable.program.kernels)

@@ -20,24 +20,26 @@ _events: list = []
 _lock = threading.Lock()
 
 
-def traced_call(compiled, run_call):
-    """run_call() (a compiled call) recorded as a call span with its kernels' spans; the
-    call span names the backend that ran it ("reference": the first calls of tiered
-    execution, whose kernels were still compiling, or the reference backend)."""
+def traced_call(compiled, leaves):
+    """The call of `compiled` (a stages.Compiled) on these leaves, recorded as a call span
+    with its kernels' spans; the call span names the backend that ran it ("reference": the
+    first calls of tiered execution, whose kernels were still compiling, or the reference
+    backend)."""
     executable = compiled.executable
-    profiled = getattr(executable, "profiled_call", None)
+    profiled = executable.profiled_call
+    arrays, captured = compiled.inputs(leaves)
     start = time.perf_counter_ns()
     spans = []
     if profiled is None:
-        result = run_call(executable)
+        result = compiled.run(executable, arrays, captured, leaves)
     else:
         def run(*arrays):
             outs, launched = profiled(*arrays)
             spans.extend(launched)
             return outs
-        result = run_call(run)
+        result = compiled.run(run, arrays, captured, leaves)
     end = time.perf_counter_ns()
-    _record(compiled.lowered.jitted.__name__, compiled.backend, start, end, spans,
+    _record(compiled.name, compiled.backend, start, end, spans,
             _launch_names(compiled) if spans else {})
     return result
 

@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.api import int_bounds
+from jitc.core.dtypes import int_bounds
 from jitc.core.errors import SignatureMiss
+from jitc.stages import ArgumentResult, StaticResult
+from jitc.trace.mutation.writeback import donated
+
+# What a fast call raises for arguments of another signature: the driver's own shape check,
+# or a TypeError from numba's dispatcher refusing another array type.
+MISSES = (SignatureMiss, TypeError)
 
 
 class _Gen:
@@ -33,12 +39,12 @@ class _Gen:
     def arg(self, expr: str, treedef, arg_types: list):
         kind = treedef[0]
         if kind == "leaf":
-            shape, dtype, weak = arg_types[len(self.leaves)]
+            t = arg_types[len(self.leaves)]
             self.values.append(expr)
-            if weak:  # a Python scalar: traced by its type, passed as a 0-d array
-                pytype = {"b": bool, "i": int, "f": float, "c": complex}[np.dtype(dtype).kind]
+            if t.weak:  # a Python scalar: traced by its type, passed as a 0-d array
+                pytype = {"b": bool, "i": int, "f": float, "c": complex}[np.dtype(t.dtype).kind]
                 self.checks.append(f"type({expr}) is {self.bind(pytype)}")
-                expr = f"np.asarray({expr}, {self.bind(np.dtype(dtype))})"
+                expr = f"np.asarray({expr}, {self.bind(np.dtype(t.dtype))})"
             else:  # numba's dispatch would take an ndarray subclass (np.matrix) as plain
                 self.checks.append(f"type({expr}) is {self.bind(np.ndarray)}")
             self.leaves.append(expr)
@@ -63,17 +69,17 @@ class _Gen:
         kind = treedef[0]
         if kind == "leaf":
             spec = next(specs)
-            if spec[0] == "static":
-                return self.bind(spec[1])
-            if spec[0] == "arg":  # the caller's own array, or a view of it
-                leaf = self.leaves[spec[1]]
-                if not spec[2]:
+            if isinstance(spec, StaticResult):
+                return self.bind(spec.value)
+            if isinstance(spec, ArgumentResult):  # the caller's own array, or a view of it
+                leaf = self.leaves[spec.leaf]
+                if not spec.view:
                     return leaf
-                from jitc.trace.mutation.functional import numpy_view
+                from jitc.trace.mutation.views import numpy_view
 
-                return f"{self.bind(numpy_view)}({leaf}, {self.bind(spec[2])})"
-            value = outs(spec[1])
-            scalar = spec[2]
+                return f"{self.bind(numpy_view)}({leaf}, {self.bind(spec.view)})"
+            value = outs(spec.index)
+            scalar = spec.scalar
             if scalar is True:
                 return f"{value}[()]"
             return f"{self.bind(scalar)}({value}[()])" if scalar else value
@@ -105,41 +111,41 @@ def _getter(g, place) -> str:
     return expr
 
 
-def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks=(),
-              captured=(), donated=(), repeats=(), int_ranges=None):
-    """A function of the positional arguments (tree defs `arg_defs`, leaf types
-    `arg_types`) that allocates the results ((shape, dtype) each), calls
-    `run(*leaves, *results)` to fill them, copies written arguments' new contents back into
-    them (`writebacks`: (("arg", leaf), result index)) and returns the result tree.
-    Captured arrays (`captured`: Places) are read from their places and passed after the
-    leaves. `donated`: (parameter index, result index) pairs whose result the driver may
-    write straight into the parameter's array (numba's dispatch has already refused an array
-    that is not C-contiguous and writeable, so the array given is the caller's). `repeats`:
-    (j, i) where leaf j must be the very array passed as leaf i. `int_ranges`: leaf -> the
-    integer dtype a Python int leaf must fit (the slow path raises the error). Allocating
-    here is cheaper than boxing arrays a numba function made (~0.15 µs an array against
-    ~0.4)."""
+def fast_call(arg_defs, lowered, run, results, donated=()):
+    """A function of the positional arguments (tree defs `arg_defs`, leaves as `lowered`
+    (a stages.Lowered) types them) that allocates the results ((shape, dtype) each), calls
+    `run(*leaves, *results)` to fill them, copies written arrays' new contents back into
+    them (lowered.writebacks) and returns the result tree (lowered.out_specs). Captured
+    arrays are read from their places and passed after the leaves. `donated`: (parameter
+    index, result index) pairs whose result the driver may write straight into the
+    parameter's array (numba's dispatch has already refused an array that is not
+    C-contiguous and writeable, so the array given is the caller's). Leaves the trace saw as
+    one array must be one; a Python int must fit the integer dtypes it met (the slow path
+    raises the error). Allocating here is cheaper than boxing arrays a numba function made
+    (~0.15 µs an array against ~0.4)."""
     g = _Gen()
     params = [f"a{i}" for i in range(len(arg_defs))]
     for p, d in zip(params, arg_defs):
-        g.arg(p, d, arg_types)
+        g.arg(p, d, lowered.arg_types)
     run_name, empty = g.bind(run), g.bind(np.empty)
-    result = g.result(out_tree, iter(out_specs), lambda k: f"r{k}")
+    result = g.result(lowered.out_tree, iter(lowered.out_specs), lambda k: f"r{k}")
     root = g.bind(_root)
-    arrays = [i for i, t in enumerate(arg_types) if not t[2]]
-    first = dict(repeats)  # leaf -> the leaf it repeats
-    for (kind, i), _k in writebacks:  # a written array shares memory with no other argument
-        if kind != "arg":
+    arrays = [i for i, t in enumerate(lowered.arg_types) if not t.weak]
+    first = dict(lowered.repeats)  # leaf -> the leaf it repeats
+    for w in lowered.writebacks:  # a written array shares memory with no other argument
+        if w.kind != "arg":
             continue
+        i = w.target
         g.checks += [f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
                      for j in arrays if first.get(j, j) != first.get(i, i)]
-    g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in repeats]
-    for i, dtypes in (int_ranges or {}).items():
+    g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in lowered.repeats]
+    for i, dtypes in lowered.int_ranges.items():
         lo, hi = int_bounds(dtypes)
         g.checks.append(f"{lo} <= {g.values[i]} <= {hi}")
     lines = [f"def fast({', '.join(params)}):"]
     if g.checks:
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]
+    captured = [c.place for c in lowered.captured]
     lines += [f"    c{k} = {_getter(g, place)}" for k, place in enumerate(captured)]
     into = {k: f"c{target - len(g.leaves)}" if target >= len(g.leaves) else g.leaves[target]
             for target, k in donated}
@@ -149,16 +155,42 @@ def fast_call(arg_defs, arg_types, out_tree, out_specs, run, results, writebacks
     inputs = g.leaves + [f"c{k}" for k in range(len(captured))]
     lines.append(f"    {run_name}({', '.join(inputs + [f'r{k}' for k in range(len(results))])})")
     copyto = g.bind(np.copyto)
-    for (kind, target), k in writebacks:
+    for w in lowered.writebacks:
+        k = w.output
         if k in into:
             continue  # the driver wrote the caller's array itself
-        if kind == "arg":
-            lines.append(f"    {copyto}({g.leaves[target]}, r{k})")
-        elif kind == "captured":
-            lines.append(f"    {copyto}(c{target}, r{k})")
+        if w.kind == "arg":
+            lines.append(f"    {copyto}({g.leaves[w.target]}, r{k})")
+        elif w.kind == "captured":
+            lines.append(f"    {copyto}(c{w.target}, r{k})")
         else:
-            lines.append(f"    {g.bind(target.set)}(r{k})")
+            lines.append(f"    {g.bind(w.target.set)}(r{k})")
     lines.append(f"    return {result}")
     namespace = dict(g.names)
     exec(compile("\n".join(lines) + "\n", "<jitc fast call>", "exec"), namespace)  # noqa: S102
     return namespace["fast"]
+
+
+def fast_call_of(compiled):
+    """The fast call of `compiled` (a stages.Compiled): a function of the positional
+    arguments that raises one of MISSES unless they are what it was compiled for, or None
+    where the backend does not check its arguments itself or the call takes keywords. Made
+    once per run function of the executable (the cpu backend's changes once its own driver
+    has compiled): calls that switch between signatures switch between these."""
+    run = compiled.executable.checked_run  # run(*leaves, *results), or None
+    made = compiled.fast_call
+    if made is None or made[0] is not run:
+        made = compiled.fast_call = (run, fast_call_running(compiled, run))
+    return made[1]
+
+
+def fast_call_running(compiled, run):
+    """A fast call of `compiled` that calls `run(*leaves, *results)`, or None."""
+    lowered = compiled.lowered
+    if run is None or lowered.in_tree[1][0][0] != "tuple":
+        return None
+    (_, arg_defs), kwargs_def = lowered.in_tree[1]
+    if kwargs_def[1]:
+        return None
+    return fast_call(arg_defs, lowered, run, compiled.executable.results,
+                     donated(lowered, compiled.executable.can_write_into))

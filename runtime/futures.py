@@ -20,11 +20,11 @@ import threading
 from concurrent.futures import Future
 from concurrent.futures._base import FINISHED
 
-from jitc.api import TRACES_ACTIVE
 from jitc.core import config
 from jitc.core.errors import UnsupportedError
 from jitc.core.pytree import flatten, unflatten
 from jitc.runtime import executor
+from jitc.trace.rebind import TRACES_ACTIVE, current_ctx
 
 _CONTAINERS = (tuple, list, dict)
 
@@ -32,15 +32,13 @@ _CONTAINERS = (tuple, list, dict)
 def submit(jitted, args: tuple, kwargs: dict, depth: int = 2) -> Future:
     """Queue `jitted(*args, **kwargs)` and return its future; `depth`: the frames between
     the user's `submit` line and here."""
-    if TRACES_ACTIVE[0]:
-        from jitc.trace.rebind import current_ctx
-
-        if current_ctx() is not None:
-            raise UnsupportedError(f"{jitted.__name__}.submit inside a jitted function: call "
-                                   f"{jitted.__name__}(...) there (the trace inlines it)")
+    name = jitted.function.name
+    if TRACES_ACTIVE[0] and current_ctx() is not None:
+        raise UnsupportedError(f"{name}.submit inside a jitted function: call {name}(...) "
+                               f"there (the trace inlines it)")
     frame = sys._getframe(depth)
     site = (frame.f_code.co_filename, frame.f_lineno)
-    if not kwargs and jitted._last_compiled is not None:  # a signature it has compiled
+    if not kwargs and jitted.last_compiled is not None:  # a signature it has compiled
         future = _native().submit(jitted, args, site)
         if future is not None:
             return future
@@ -144,11 +142,13 @@ class _Call:
                 args, kwargs = unflatten(self.tree, values)
             if self.guard is not None:
                 self.guard.before(args, kwargs)
-            result = self.jitted(*args, **kwargs)
+            # `args` begin with a bound method's object, which the call passes itself
+            result = self.jitted(*args[len(self.jitted.function.bound):], **kwargs)
             if self.guard is not None:
                 self.guard.after(args, kwargs)
         except BaseException as e:
-            e.add_note("(in {}.submit at {}:{})".format(self.jitted.__name__, *self.site))
+            e.add_note("(in {}.submit at {}:{})".format(self.jitted.function.name,
+                                                       *self.site))
             future.set_exception(e)  # Ctrl-C too: its dependents fail with it
         else:
             future.set_result(result)

@@ -24,9 +24,8 @@ def _digest(a: np.ndarray):
 
 def _arrays(jitted, args, kwargs):
     """(name, array) for every NumPy array among the arguments."""
-    names = jitted._param_names
-    named = [(names[i] if i < len(names) else f"argument {i}", a)
-             for i, a in enumerate(args)] + list(kwargs.items())
+    named = [(jitted.function.arg_name(i), a) for i, a in enumerate(args)]
+    named += list(kwargs.items())
     out = []
     for name, value in named:
         leaves, tree = flatten(value)
@@ -37,15 +36,14 @@ def _arrays(jitted, args, kwargs):
 
 def _written(jitted, args, kwargs) -> set:
     """ids of the arrays the compiled function writes back (none known: not compiled)."""
-    from jitc.api import _leaf_signature, _repeats
+    from jitc.trace.mutation.capture import split_arguments
 
-    dyn, dyn_kw, static, _ = jitted._split(tuple(args), kwargs)
-    leaves, tree = flatten((dyn, dyn_kw))
-    key = (tree, static, tuple(map(_leaf_signature, leaves)), _repeats(leaves))
-    compiled = jitted._cache.get(key)
+    split = split_arguments(jitted.function, tuple(args), kwargs)
+    leaves = flatten((split.dynamic, split.dynamic_kwargs))[0]
+    compiled = jitted.compiled_for(args, kwargs)
     if compiled is None:
         return {id(a) for a in leaves}
-    return {id(leaves[t]) for (kind, t), _ in compiled.lowered.writebacks if kind == "arg"}
+    return {id(leaves[w.target]) for w in compiled.lowered.writebacks if w.kind == "arg"}
 
 
 class Guard:
@@ -59,7 +57,8 @@ class Guard:
         for name, a in _arrays(self.jitted, args, kwargs):
             if id(a) in self.sums and id(a) not in skip and _digest(a) != self.sums[id(a)]:
                 raise JitcError(
-                    f"{self.jitted.__name__}.submit at {self.site}: argument {name!r} was "
+                    f"{self.jitted.function.name}.submit at {self.site}: argument {name!r} "
+                    f"was "
                     f"changed by the caller {when} (JITC_CHECK_ASYNC); wait for the future "
                     f"(result()) before writing to an array passed to submit")
 

@@ -28,11 +28,12 @@ from concurrent.futures._base import PENDING
 
 import numpy as np
 
-from jitc.api import FAST_PATH_MISSES
 from jitc.backends.cpu.worker import CANCELLED, INPUT_FAILED, JOB, REFUSED, RING_JOBS, STATUS
 from jitc.backends.cpu.worker import worker as process_worker
 from jitc.core import config
 from jitc.core.errors import SignatureMiss
+from jitc.runtime import fastpath
+from jitc.runtime.fastpath import MISSES
 
 _lock = threading.Lock()  # posts, the in-flight queue and settling
 _inflight: collections.deque = collections.deque()  # NativeFutures whose status is unread
@@ -204,7 +205,7 @@ _ERROR_CLASSES = {"IndexError": IndexError, "ValueError": ValueError,
 def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
     """`jitted(*args)` posted to the native worker, or None if this path cannot serve it
     (then the Python executor does)."""
-    run = getattr(jitted._last_compiled, "native_call", None)
+    run = native_call_of(jitted.last_compiled)
     if run is None or config.CHECK_ASYNC or config.TRACE:
         return None
     inputs, values = [], []
@@ -220,12 +221,12 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
             return None
     if len(inputs) > MAX_INPUTS:
         return None
-    future = NativeFuture(process_worker(), jitted._last_compiled, (jitted.__name__, *site),
-                          inputs)
+    future = NativeFuture(process_worker(), jitted.last_compiled,
+                          (jitted.function.name, *site), inputs)
     _local.future = future
     try:
         future._value = run(*values)
-    except (*FAST_PATH_MISSES, _InputEnded):
+    except (*MISSES, _InputEnded):
         return None
     finally:
         _local.future = None
@@ -308,8 +309,17 @@ def _watch_loop():
 def usable(compiled) -> bool:
     """Can the native path serve calls of `compiled` (see the module's docstring)?"""
     lowered = compiled.lowered
-    return (hasattr(compiled.executable, "posting_run")  # the cpu backend's compiled tier
+    return (compiled.executable.posting_run is not None  # the cpu backend's compiled tier
             and not lowered.writebacks and not lowered.captured and not lowered.int_ranges
-            and all(spec[0] != "graph" or not spec[2] for spec in lowered.out_specs)
+            and all(not getattr(spec, "scalar", False) for spec in lowered.out_specs)
             and compiled.executable.runs_on_one_thread()
             and process_worker() is not None)
+
+
+def native_call_of(compiled):
+    """A fast call that posts `compiled`'s launches to the native worker, or None where
+    this path cannot serve it (made once per Compiled)."""
+    if compiled.native_call is None:
+        compiled.native_call = usable(compiled) and fastpath.fast_call_running(
+            compiled, compiled.executable.posting_run(post)) or False
+    return compiled.native_call or None

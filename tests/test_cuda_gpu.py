@@ -61,7 +61,7 @@ def test_later_calls_launch_directly_and_match_numpy_on_another_stream():
     g = jitc.jit(f, backend="cuda")
     x, y = (RNG.standard_normal((300, 70)).astype(np.float32) for _ in range(2))
     first = g(cp.asarray(x), cp.asarray(y))
-    executable = g._last_compiled.executable
+    executable = g.last_compiled.executable
     assert any(executable.direct), "no step launches directly after the first call"
     with cp.cuda.Stream():
         for k in range(3):
@@ -81,7 +81,7 @@ def test_a_direct_launch_made_on_one_gpu_goes_through_numba_on_another(monkeypat
     g = jitc.jit(lambda x: np.exp(x) * 2.0, backend="cuda")
     x = RNG.standard_normal(1000).astype(np.float32)
     g(cp.asarray(x))
-    directs = [d for d in g._last_compiled.executable.direct if d is not None]
+    directs = [d for d in g.last_compiled.executable.direct if d is not None]
     assert directs
     through_numba, numba_launch = [], device.CupyDevice.launch
 

@@ -545,8 +545,8 @@ def test_weights_updated_in_place_are_computed_into_the_callers_arrays():
     args = [rng.standard_normal(s) for s in ((8, 16), (16, 4), (32, 8), (32, 4))]
     ref = [a.copy() for a in args]
     compiled = jitc.jit(sgd).lower(*args).compile(backend="cpu")
-    outputs = dict((target, k) for target, k in compiled.lowered.writebacks)
-    assert all(compiled.executable.can_write_into(i, outputs[("arg", i)]) for i in (0, 1))
+    outputs = {w.target: w.output for w in compiled.lowered.writebacks if w.kind == "arg"}
+    assert all(compiled.executable.can_write_into(i, outputs[i]) for i in (0, 1))
     jitc.jit(sgd, backend="cpu")(*args)
     sgd(*ref)
     for a, b in zip(args, ref):

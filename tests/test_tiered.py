@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.backends.native import cache
+from jitc.backends.native import background, cache
 from jitc.core import config
 from jitc.core.errors import JitcError
 from jitc.runtime import tiered
+from jitc.runtime.fastpath import fast_call_of
 
 HERE = os.path.basename(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -80,12 +81,12 @@ def test_reference_tier_then_compiled_tier(tiered_mode):
         ok = False
         try:
             want, want_x = expected(x, v)
-            ok = not tiered._pending[0] and np.allclose(f(x, v), want, rtol=1e-13, atol=1e-13)
+            ok = not background._pending[0] and np.allclose(f(x, v), want, rtol=1e-13, atol=1e-13)
             ok = ok and np.allclose(x, want_x, rtol=1e-13)
         finally:
             os._exit(0 if ok else 1)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-    assert not tiered._pending[0]
+    assert not background._pending[0]
     for _ in range(2):  # the switch, then the fast path
         want, want_x = expected(x, v)
         got = f(x, v)
@@ -170,6 +171,7 @@ CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     import jitc
+    from jitc.backends.native import background
     from jitc.runtime import tiered
 
     def score(w, x):
@@ -182,7 +184,7 @@ CHILD = textwrap.dedent("""
     got = f(w, x)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12), (got, want)
     if sys.argv[1] == "exit":  # leave while the background thread compiles
-        print("compiling" if tiered._pending[0] else "compiled")
+        print("compiling" if background._pending[0] else "compiled")
         sys.exit(0)
     assert tiered.wait(120)  # and leave without a call of the compiled tier
     print("ok")
@@ -253,10 +255,10 @@ def test_an_exit_hands_on_the_pieces_its_pending_jobs_left(monkeypatch, caplog):
     def unplannable():
         raise ValueError("no plan")
 
-    tiered.submit(release.wait, leftover=lambda: [("kernel source", False)])
-    tiered.submit(release.wait, leftover=unplannable)
+    background.submit(release.wait, leftover=lambda: [("kernel source", False)])
+    background.submit(release.wait, leftover=unplannable)
     try:
-        tiered._at_exit()
+        background._at_exit()
     finally:
         release.set()
     assert tiered.wait(WAIT)
@@ -312,14 +314,14 @@ def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fres
         assert ex.module is None and cache.module_name(WIDE_DRIVER_SOURCE) in sys.modules
         interim = ex.checked_run
         check_decay(f, w, g)  # the fast path, on the wide driver still
-        assert tiered._pending[0] == 1 and not tiered.kernels_pending()  # only the driver
+        assert background._pending[0] == 1 and not tiered.kernels_pending()  # only the driver
         _, interim_spans = ex.profiled_call(w, g)  # jitc.report's timed call, wide driver
     assert tiered.wait(WAIT)
     assert "its own driver compiled in the background" in sync_fresh_cache.text
     assert ex.checked_run is not interim
     for _ in range(2):  # the fast call bound to the wide driver misses once, then is made anew
         check_decay(f, w, g)
-    assert compiled.fast_call is f._fast
+    assert fast_call_of(compiled) is f._fast
     _, spans = ex.profiled_call(w, g)  # made again for the driver, not the wide one's
     assert len(spans) == len(interim_spans) == len(ex.launch_kernels)
 

@@ -1,33 +1,38 @@
-"""Turn a call of the user's function into a Lowered graph."""
+"""Turn a call of the user's function into a Lowered stage: the traced graph, and how the
+call's arguments, results and writes map onto it (stages.py's records)."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from jitc.api import _WEAK_DTYPES, TRACES_ACTIVE, Lowered
 from jitc.core.device_arrays import has_cuda_array_interface
-from jitc.core.dtypes import check_rank, check_supported
+from jitc.core.dtypes import WEAK_DTYPES, check_rank, check_supported
 from jitc.core.errors import UnsupportedError
 from jitc.core.pytree import flatten, leaf_paths
 from jitc.core.specs import ShapeDtype
 from jitc.numpy_api import is_tracer
 from jitc.numpy_api.random import RefusedRandomState, is_random_state
+from jitc.stages import (
+    ArgType,
+    ArgumentResult,
+    CapturedArray,
+    GraphResult,
+    Lowered,
+    StaticResult,
+    WriteBack,
+)
 from jitc.trace.masked import Masked
-from jitc.trace.mutation.capture import DEPTH, Place, is_state_object
+from jitc.trace.mutation.capture import DEPTH, Place, is_state_object, split_arguments
 from jitc.trace.mutation.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.trace.rebind import tracing_in_this_thread
 from jitc.trace.tracer import Retrace, TraceContext
-
-_ACTIVE_LOCK = threading.Lock()
 
 
 def _abstract(leaf, name):
     """(shape, dtype, weak, scalar) of one argument leaf, or a clear error naming it."""
     t = type(leaf)
-    if t in _WEAK_DTYPES:
-        return (), _WEAK_DTYPES[t], True, True
+    if t in WEAK_DTYPES:
+        return (), WEAK_DTYPES[t], True, True
     what = f"argument {name!r}"
     if isinstance(leaf, ShapeDtype):
         return check_rank(leaf.shape, what), leaf.dtype, False, False
@@ -68,23 +73,29 @@ def _refuse_other_array_semantics(leaf, what):
                     "semantics are what you want")
 
 
-def _names(jitted, args, kwargs, static_nums):
+def _names(function, args, kwargs, static_nums):
     """Readable names of the dynamic leaves, in flatten((dyn_args, dyn_kwargs)) order."""
     names = []
-    pos = jitted._param_names
     for i, a in enumerate(args):
         if i in static_nums:
             continue
-        base = pos[i] if i < len(pos) else f"args[{i}]"
-        names += [base + p for p in leaf_paths(flatten(a)[1])]
+        names += [function.arg_name(i) + p for p in leaf_paths(flatten(a)[1])]
     for k in kwargs:  # the order pytree.flatten gives their leaves
-        if k in jitted._static_names:
+        if k in function.static_names:
             continue
         names += [k + p for p in leaf_paths(flatten(kwargs[k])[1])]
     return names
 
 
-def trace(jitted, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
+def lower(function, args, kwargs) -> Lowered:
+    """`function` (a stages.Function) traced for these arguments (the bound object first,
+    where it has one)."""
+    split = split_arguments(function, args, kwargs)
+    return trace(function, args, kwargs, split.dynamic, split.dynamic_kwargs,
+                 split.static_positions)
+
+
+def trace(function, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
     """Run the user's function on Tracers; traced again, capturing it from the start, each
     time it turns out to write an array it had already read as a constant. Each retrace
     captures one more array the function reaches, so this ends, unless the function makes
@@ -93,11 +104,11 @@ def trace(jitted, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
     forced: list = []
     while True:
         try:
-            return _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced)
+            return _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced)
         except Retrace as r:
             if any(id(a) not in r.reached for a in forced):
                 raise UnsupportedError(
-                    f"{jitted.__name__}: the array written{r.where} was read as a constant "
+                    f"{function.name}: the array written{r.where} was read as a constant "
                     f"before, and it is made anew by NumPy on every trace (np.arange, "
                     f"np.linspace, np.array of numbers, ...): such arrays are constants of "
                     f"the compiled code. Make it a traced array to write it: np.zeros, "
@@ -106,16 +117,16 @@ def trace(jitted, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
             forced.append(r.array)
 
 
-def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
+def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     leaves, in_tree = flatten((dyn, dyn_kw))
-    names = _names(jitted, args, kwargs, static_nums)
-    ctx = TraceContext(jitted.__name__)
+    names = _names(function, args, kwargs, static_nums)
+    ctx = TraceContext(function.name)
     types, tracers = [], []
     first_of: dict = {}  # id(array) -> its first leaf index
     repeats = []
     for i, (leaf, name) in enumerate(zip(leaves, names)):
         shape, dtype, weak, scalar = _abstract(leaf, name)
-        types.append((shape, dtype, weak))
+        types.append(ArgType(shape, dtype, weak))
         t = ctx.parameter(shape, dtype, weak=weak, scalar=scalar, origin=("arg", i))
         if isinstance(leaf, np.ndarray):  # one array passed twice is one buffer, as in NumPy
             first = first_of.setdefault(id(leaf), i)
@@ -126,32 +137,27 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     capture = ctx.captured
     for array in forced:
         ctx.capture(array, write=True)
-    positional = jitted._param_names
-    with _ACTIVE_LOCK:
-        TRACES_ACTIVE[0] += 1
+    name = function.arg_name
     try:
         with tracing_in_this_thread(ctx):  # before the stand-ins: it binds NumPy's names
             it = iter(tracers)
             call_args = [
-                capture.value(a, Place(a, (), _name(positional, i)), DEPTH)
-                if is_state_object(a) else _static(a, _name(positional, i))
-                if i in static_nums else _replace(a, it) for i, a in enumerate(args)]
-            call_kw = {k: _static(v, k) if k in jitted._static_names else _replace(v, it)
+                capture.value(a, Place(a, (), name(i)), DEPTH) if is_state_object(a)
+                else _static(a, name(i)) if i in static_nums else _replace(a, it)
+                for i, a in enumerate(args)]
+            call_kw = {k: _static(v, k) if k in function.static_names else _replace(v, it)
                        for k, v in kwargs.items()}
-            fun = capture.function(jitted.fun)
+            fun = capture.function(function.fun)
             copies = argument_containers(
-                {_name(positional, i): a for i, a in enumerate(call_args) if a is not args[i]}
+                {name(i): a for i, a in enumerate(call_args) if a is not args[i]}
                 | {k: v for k, v in call_kw.items() if v is not kwargs[k]})
             out = fun(*call_args, **call_kw)
     except (AttributeError, TypeError) as e:
-        _note_sequence_arguments(e, args, kwargs, positional)
+        _note_sequence_arguments(e, function, args, kwargs)
         raise
-    finally:
-        with _ACTIVE_LOCK:
-            TRACES_ACTIVE[0] -= 1
     written_places, rebound = capture.effects()
     check_unchanged(copies)
-    check_no_leaks(jitted.fun, args, kwargs, jitted._param_names, ctx)
+    check_no_leaks(function.fun, args, kwargs, function.param_names, ctx)
     out_leaves, out_tree = flatten(out)
     output_of: dict = {}  # node -> its graph output: a value returned twice is one array
 
@@ -161,9 +167,9 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
             ctx.graph.outputs.append(node)
         return output_of[node]
 
-    writebacks = [(target, output(node)) for target, node in _writebacks(tracers)]
-    writebacks += [(("captured", k), output(node)) for k, node in written_places]
-    writebacks += [(("rebind", place), output(t.node)) for place, t in rebound]
+    writebacks = [WriteBack("arg", i, output(node)) for i, node in _writebacks(tracers)]
+    writebacks += [WriteBack("captured", k, output(node)) for k, node in written_places]
+    writebacks += [WriteBack("rebind", place, output(t.node)) for place, t in rebound]
     specs = []
     for leaf in out_leaves:
         if isinstance(leaf, Masked):
@@ -171,23 +177,18 @@ def _trace(jitted, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
         if isinstance(leaf, np.ndarray):  # made by NumPy at trace time (np.eye(3)): a
             leaf = ctx.constant(leaf)  # constant, returned as a fresh array on every call
         if not is_tracer(leaf):
-            specs.append(("static", leaf))
+            specs.append(StaticResult(leaf))
             continue
         arg = _argument_view(leaf, leaves)
-        if arg is not None:
-            specs.append(("arg",) + arg)
-        else:
-            specs.append(("graph", output(leaf.node), _scalar_kind(leaf)))
-    captured = [(place, (array.shape, array.dtype)) for place, array, _ in capture.places]
+        specs.append(arg if arg is not None else
+                     GraphResult(output(leaf.node), _scalar_kind(leaf)))
+    captured = [CapturedArray(place, array.shape, array.dtype)
+                for place, array, _ in capture.places]
     int_ranges = {i: ctx.int_ranges.get(t.node, (np.dtype(np.int64),))
-                  for i, (t, (_, dtype, weak)) in enumerate(zip(tracers, types))
-                  if weak and dtype.kind == "i"}
-    return Lowered(jitted, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,
+                  for i, (t, a) in enumerate(zip(tracers, types))
+                  if a.weak and a.dtype.kind == "i"}
+    return Lowered(function, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,
                    captured, repeats, int_ranges)
-
-
-def _name(positional, i) -> str:
-    return positional[i] if i < len(positional) else f"args[{i}]"
 
 
 def _static(value, name):
@@ -196,11 +197,10 @@ def _static(value, name):
         else value
 
 
-def _note_sequence_arguments(error, args, kwargs, positional) -> None:
+def _note_sequence_arguments(error, function, args, kwargs) -> None:
     """A list or tuple argument is a container of traced scalars, not an array (as without
     jitc, where `xs.sum()` fails the same way): say so when the trace fails on one."""
-    named = {positional[i] if i < len(positional) else f"args[{i}]": a
-             for i, a in enumerate(args)} | kwargs
+    named = {function.arg_name(i): a for i, a in enumerate(args)} | kwargs
     for name, value in named.items():
         if isinstance(value, (list, tuple)) and value and not any(
                 isinstance(v, np.ndarray) for v in value):
@@ -211,7 +211,7 @@ def _note_sequence_arguments(error, args, kwargs, positional) -> None:
 
 
 def _writebacks(tracers):
-    """(("arg", leaf index), final node) for every argument buffer the function wrote."""
+    """(leaf index, final node) for every argument buffer the function wrote."""
     out, seen = [], set()
     for i, t in enumerate(tracers):
         buf = t.buf
@@ -220,20 +220,20 @@ def _writebacks(tracers):
         seen.add(id(buf))
         if t.weak or t.scalar:
             continue
-        out.append((("arg", i), buf.node))
+        out.append((i, buf.node))
     return out
 
 
-def _argument_view(leaf, leaves):
-    """(leaf index, view steps) when a returned value is an array argument or a view of one,
-    as it is now: NumPy returns that very object (or a view of it), not a copy."""
+def _argument_view(leaf, leaves) -> ArgumentResult | None:
+    """The argument a returned value is (or a view of), as it is now: NumPy returns that
+    very object (or a view of it), not a copy."""
     buf = leaf.buf
     if buf is None or buf.origin is None or buf.origin[0] != "arg" or leaf.weak or leaf.scalar:
         return None
     if not isinstance(leaves[buf.origin[1]], (np.ndarray, ShapeDtype)):
         return None
     leaf.node  # noqa: B018 (brings the view up to the buffer's last version)
-    return buf.origin[1], leaf.view
+    return ArgumentResult(buf.origin[1], tuple(leaf.view))
 
 
 _PYTHON_TYPES = {"b": bool, "i": int, "f": float, "c": complex}

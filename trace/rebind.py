@@ -34,7 +34,9 @@ from jitc.core.source import INTERNAL
 
 _local = threading.local()
 _lock = threading.Lock()
-_active = [0]
+# Traces in progress (any thread). While one runs, calls skip their fast path: a Tracer has
+# a shape and dtype too, and a jitted function called inside a trace must be inlined.
+TRACES_ACTIVE = [0]
 _BINDINGS: list = []  # (module, name, make_wrapper(original) -> wrapper)
 _saved: list = []  # (module, name, original) while bound
 _wrapper_of: dict = {}  # id(original) -> its wrapper, while bound
@@ -60,21 +62,21 @@ class tracing_in_this_thread:
         self.previous = current_ctx()
         _local.ctx = self.ctx
         with _lock:
-            if _active[0] == 0:
+            if TRACES_ACTIVE[0] == 0:
                 for module, name, make in _BINDINGS:
                     original = getattr(module, name)
                     wrapper = make(original)
                     _saved.append((module, name, original))
                     _wrapper_of[id(original)] = wrapper
                     setattr(module, name, wrapper)
-            _active[0] += 1
+            TRACES_ACTIVE[0] += 1
         return self
 
     def __exit__(self, *exc):
         _local.ctx = self.previous
         with _lock:
-            _active[0] -= 1
-            if _active[0] == 0:
+            TRACES_ACTIVE[0] -= 1
+            if TRACES_ACTIVE[0] == 0:
                 for module, name, original in reversed(_saved):
                     setattr(module, name, original)
                 _saved.clear()

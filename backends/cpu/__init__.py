@@ -18,6 +18,10 @@ def compile(graph):
     return CpuExecutable(graph)
 
 
+def refuse_dtypes(graph, arg_names=()):
+    """The cpu backend computes every jitc dtype."""
+
+
 def cached(graph) -> bool:
     """Is every compiled piece a first call of `graph` waits for (its kernels, the launcher,
     its own driver or else the wide driver, the collectors of a wide call) loaded or in the

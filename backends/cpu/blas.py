@@ -69,8 +69,6 @@ def blas_address(dtype, routine: str, library: str = "blas") -> int:
     or z<routine> (complex128), e.g. "gemm", from scipy.linalg.cython_blas (library "blas")
     or cython_lapack ("lapack"). The first one taken keeps that BLAS to one thread
     (threads.py): functions without a dot or a solve never load it."""
-    from jitc.backends.cpu.threads import single_threaded_scipy_blas
-
     single_threaded_scipy_blas()
     module = cython_module(library)
     prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
@@ -160,3 +158,23 @@ def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, incx, y):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@functools.cache
+def single_threaded_scipy_blas() -> bool:
+    """numba calls BLAS through SciPy's OpenBLAS (a different library from NumPy's). Left
+    at its default, that BLAS spins its own threads beside numba's prange workers and on 2
+    cores the two pools fight (an ~8 ms floor per call was measured): jitc runs SciPy's
+    BLAS single-threaded and parallelizes large dots itself, over row blocks inside numba's
+    pool. NumPy's own BLAS is left untouched."""
+    try:
+        cython_module("blas")  # loads the library numba will call
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return False
+    done = False
+    for lib in ThreadpoolController().lib_controllers:
+        if lib.user_api == "blas" and "scipy.libs" in os.path.dirname(lib.filepath):
+            lib.set_num_threads(1)
+            done = True
+    return done

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from jitc.backends import Executable
 from jitc.backends.cpu import blas, schedule
 from jitc.backends.cpu.driver import (
     FAILED,
@@ -27,17 +28,17 @@ from jitc.backends.cpu.launcher import group_address, launcher_address, launcher
 from jitc.backends.cpu.lowering import storage
 from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.wide import collector_modules, plain, posting_run, table_run, wide_run
+from jitc.backends.native import background
 from jitc.backends.native.cache import is_cached, load_module, seal
 from jitc.core import config, failures, interrupts
 from jitc.core.errors import SignatureMiss
 from jitc.core.failures import KERNEL_FAILURES
 from jitc.core.ir import Graph
-from jitc.runtime import tiered
 
 log = logging.getLogger("jitc")
 
 
-class CpuExecutable:
+class CpuExecutable(Executable):
     def __init__(self, graph: Graph):
         with interrupts.deferred():  # numba's first compile loads its registries
             blas.preload()  # before the first numba compile or cache load
@@ -79,7 +80,7 @@ class CpuExecutable:
         self._sealed = False
         if self.module is None:  # after checked_run: the compile may finish at once and set it
             source = emitted.driver_source
-            tiered.submit(self._compile_driver, source, finish_at_exit=True,
+            background.submit(self._compile_driver, source, finish_at_exit=True,
                           leftover=lambda: [(source, False)])
 
     def _runner(self, state):

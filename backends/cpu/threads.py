@@ -1,4 +1,4 @@
-"""The thread pools jitc runs on: numba's, on TBB, and SciPy's BLAS kept to one thread.
+"""numba's thread pool, on TBB (SciPy's BLAS kept to one thread: blas.py).
 
 numba's pool runs on TBB rather than its GNU OpenMP default for two reasons measured on
 this 2-core machine. GNU OpenMP is not fork-safe: numba kills a forked child that starts a
@@ -9,11 +9,6 @@ call took milliseconds (threads spinning on a descheduled peer); TBB's work stea
 the free core take the chunks instead. A user who set NUMBA_THREADING_LAYER, or started
 numba's pool before jitc did, keeps their choice.
 
-numba calls BLAS through SciPy's OpenBLAS (a different library from NumPy's). Left at its
-default, that BLAS spins its own threads beside numba's prange workers and on 2 cores the two
-pools fight (an ~8 ms floor per call was measured). jitc runs SciPy's BLAS single-threaded
-and parallelizes large dots itself, over row blocks inside numba's pool. NumPy's own BLAS is
-left untouched.
 """
 
 from __future__ import annotations
@@ -55,20 +50,3 @@ def _load_tbb() -> bool:
             except OSError:
                 return False
     return False
-
-
-@functools.cache
-def single_threaded_scipy_blas() -> bool:
-    try:
-        from jitc.backends.cpu.blas import cython_module
-
-        cython_module("blas")  # loads the library numba will call
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return False
-    done = False
-    for lib in ThreadpoolController().lib_controllers:
-        if lib.user_api == "blas" and "scipy.libs" in os.path.dirname(lib.filepath):
-            lib.set_num_threads(1)
-            done = True
-    return done

@@ -70,6 +70,16 @@ def refuse_dtypes(graph, arg_names=()):
                                        "float16 bit step; use backend='cpu'")
 
 
+def uncached(graph) -> list:
+    """Nothing this backend compiles is handed on at exit."""
+    return []
+
+
+def cached(graph) -> bool:
+    """numba-cuda caches kernels itself; the cuda backend is not tiered."""
+    return True
+
+
 def compile(graph):
     from jitc.backends.cuda.executable import CudaExecutable
 

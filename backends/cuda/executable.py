@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from jitc.backends import Executable
 from jitc.backends.cuda import launch, modules
 from jitc.backends.cuda.device import current, is_numba_array
 from jitc.backends.cuda.lowering import (
@@ -49,7 +50,7 @@ _FAILURE_OF = {ERR_INDEX: failures.GATHER, ERR_NEGATIVE_POWER: failures.NEGATIVE
                ERR_NOT_POSITIVE_DEFINITE: failures.LINALG}
 
 
-class CudaExecutable:
+class CudaExecutable(Executable):
     def __init__(self, graph: Graph):
         self.graph = graph
         self.device = current()

@@ -37,6 +37,7 @@ import tempfile
 import types as _pytypes
 from dataclasses import dataclass, field
 
+from jitc.core import config
 from jitc.core.errors import JitcError
 
 __all__ = [
@@ -229,7 +230,7 @@ def find_ptxas() -> str:
     A ptxas on PATH is deliberately not used: it must be at least as new as the NVVM that wrote
     the PTX (PTX .version), and the wheel pair is what keeps them in step.
     """
-    return _find_ptxas_cached(os.environ.get("JITC_PTXAS") or None)
+    return _find_ptxas_cached(config.ptxas())
 
 
 @functools.cache

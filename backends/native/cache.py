@@ -136,10 +136,7 @@ def lock():
 
 def _setting() -> tuple[str, str]:
     """(path, how the user chose it) of the cache root."""
-    if os.environ.get("JITC_CACHE_DIR"):
-        return os.environ["JITC_CACHE_DIR"], "JITC_CACHE_DIR"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "jitc"), "the default cache directory (set JITC_CACHE_DIR)"
+    return config.cache_dir_setting()
 
 
 def private_dir(path: str, setting: str, variable: str = "JITC_CACHE_DIR") -> str:
@@ -187,9 +184,7 @@ def runtime_dir() -> str | None:
     with _LOADING:
         if _runtime is _UNRESOLVED:
             cache_dir()
-            root = os.environ.get("JITC_RUNTIME_DIR") or os.path.join(
-                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                "jitc-runtime")
+            root = config.runtime_dir_setting()
             path = os.path.join(root, _INSTALLATION)
             try:
                 for d in (root, path, os.path.join(path, "__pycache__")):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 
+from jitc.core import config
 from jitc.core.errors import JitcError
 
 DEFAULT_MAX_BYTES = 1 << 30
 
 
 def max_bytes() -> int:
-    value = os.environ.get("JITC_CACHE_MAX_BYTES", "")
+    value = config.cache_max_bytes_setting()
     try:
         return int(value) if value else DEFAULT_MAX_BYTES
     except ValueError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.backends import Executable
 from jitc.core import failures
 from jitc.core.ir import Graph
 from jitc.core.primitives import PRIMITIVES
@@ -36,7 +37,9 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
     return [env[o] for o in graph.outputs]
 
 
-class ReferenceExecutable:
+class ReferenceExecutable(Executable):
+    """The graph evaluated op by op with NumPy."""
+
     def __init__(self, graph: Graph):
         self.graph = graph
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from jitc.core.errors import UnsupportedError
 from jitc.numpy_api.random import RefusedRandomState, is_random_state
+from jitc.stages import Split, Wrapped
 from jitc.trace import creation
 
 DEPTH = 3  # containers and objects followed below a closure cell, global or argument
@@ -72,12 +73,11 @@ def _get(value, kind, key):
 
 def is_state_object(x) -> bool:
     """An instance of a user class whose attributes may hold arrays (self, a model)."""
-    from jitc.api import Jitted
     from jitc.numpy_api import is_tracer
 
     return (hasattr(x, "__dict__") and not isinstance(x, (
         type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-        types.MethodType, np.ndarray, np.generic, Jitted)) and not is_tracer(x)
+        types.MethodType, np.ndarray, np.generic, Wrapped)) and not is_tracer(x)
         and not callable(getattr(x, "__array__", None)) and not hasattr(x, "shape"))
 
 
@@ -326,3 +326,38 @@ class Identity:
 
     def __repr__(self):
         return f"<{type(self.obj).__name__} object at {id(self.obj):#x}>"
+
+
+def split_arguments(function, args, kwargs) -> Split:
+    """A call's arguments divided into traced and static ones. An object argument (`self`)
+    is static by identity: its arrays are captured state, its plain attributes (numbers,
+    strings) part of the key, since the trace bakes them."""
+    objects = {i for i, a in enumerate(args) if i not in function.static_nums
+               and is_state_object(a)}
+    nums = function.static_nums | objects
+    if not nums and not function.static_names:
+        return Split(args, kwargs, (), nums)
+    dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+    static = [(i, Identity(a) if i in objects else a) for i, a in enumerate(args) if i in nums]
+    dyn_kw = {}
+    for k, v in kwargs.items():
+        if k in function.static_names:
+            static.append((k, v))
+        else:
+            dyn_kw[k] = v
+    try:
+        static_key = tuple(static)
+        hash(static_key)
+    except TypeError:
+        bad = next(str(k) for k, v in static if not _hashable(v))
+        raise TypeError(f"{function.name}: static argument {bad!r} must be hashable (use a "
+                        f"tuple instead of a list)") from None
+    return Split(dyn, dyn_kw, static_key, frozenset(nums))
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False

@@ -151,24 +151,6 @@ def derive_view(src, result):
     return view
 
 
-def view_node(graph, node, steps):
-    """`node` viewed through `steps`, as new nodes of `graph`."""
-    from jitc.core.primitives import PRIMITIVES
-
-    for step in steps:
-        op, attrs = step.op()
-        shape, dtype = PRIMITIVES[op].infer([(node.shape, node.dtype)], attrs)
-        node = graph.add(op, [node], attrs, shape, dtype, node.loc)
-    return node
-
-
-def numpy_view(array, steps):
-    """The caller's view of `array` that a traced view chain names (a returned view)."""
-    for s in steps:
-        array = s.numpy(array)
-    return array
-
-
 # ----------------------------------------------------------------------------- writes
 
 
