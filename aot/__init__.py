@@ -13,5 +13,4 @@ from jitc.aot.cli import cli_compile
 from jitc.aot.link import AotLinkError
 from jitc.aot.size import read_size_report
 
-__all__ = ["Artifact", "AotLinkError", "compile", "cli_compile", "read_size_report",
-           "resolve_cpu"]
+__all__ = ["Artifact", "AotLinkError", "compile", "cli_compile", "read_size_report", "resolve_cpu"]

@@ -41,6 +41,7 @@ def resolve_cpu(triple: str, cpu: str) -> str:
 @dataclass
 class Artifact:
     """One compiled function: the object bytes and what describes it."""
+
     name: str
     triple: str
     cpu: str
@@ -69,17 +70,32 @@ class Artifact:
         return self.program.source
 
     def header(self) -> str:
-        return c_emit.header(self.plan, self.arg_names, self.triple, self.cpu, self.origin,
-                             self.digest)
+        return c_emit.header(
+            self.plan, self.arg_names, self.triple, self.cpu, self.origin, self.digest
+        )
 
     def loader(self) -> str:
-        return loader_source(self.plan, self.arg_names, self.outputs, self.single, self.origin,
-                             self.digest, self.program.failures)
+        return loader_source(
+            self.plan,
+            self.arg_names,
+            self.outputs,
+            self.single,
+            self.origin,
+            self.digest,
+            self.program.failures,
+        )
 
     def size_report(self) -> dict:
         if self._report is None:
-            self._report = size_report(self.object, self.plan, self.program.kernel_names,
-                                       self.triple, self.cpu, self.digest, self.program.labels)
+            self._report = size_report(
+                self.object,
+                self.plan,
+                self.program.kernel_names,
+                self.triple,
+                self.cpu,
+                self.digest,
+                self.program.labels,
+            )
             if self.built_from:
                 self._report["built_from"] = self.built_from
         return self._report
@@ -138,16 +154,14 @@ class Artifact:
             if cc is None:
                 raise AotLinkError("no C compiler (cc) found to link lib{n}.so")
             so = os.path.join(directory, f"lib{n}.so")
-            run = subprocess.run([cc, "-shared", "-o", so, obj], capture_output=True,
-                                 text=True)
+            run = subprocess.run([cc, "-shared", "-o", so, obj], capture_output=True, text=True)
             if run.returncode:
                 raise AotLinkError(f"{cc} could not link lib{n}.so:\n{run.stderr}")
             paths["library"] = so
         put("size", f"{n}.size.json", json.dumps(self.size_report(), indent=1) + "\n")
         if emit_test:
             inputs, results, written = self.golden()
-            put("test", f"{n}_test.c",
-                c_emit.test_program(self.plan, inputs, results, written))
+            put("test", f"{n}_test.c", c_emit.test_program(self.plan, inputs, results, written))
         return paths
 
 
@@ -161,8 +175,10 @@ def _specs(specs):
         elif isinstance(s, np.ndarray):
             s = ShapeDtype(s.shape, s.dtype)
         if not isinstance(s, ShapeDtype):
-            raise TypeError(f"AOT arguments are specs such as 'f32[1,60]', jitc.ShapeDtype or "
-                            f"arrays, not {type(s).__name__}")
+            raise TypeError(
+                f"AOT arguments are specs such as 'f32[1,60]', jitc.ShapeDtype or "
+                f"arrays, not {type(s).__name__}"
+            )
         out.append(s)
     return out
 
@@ -170,15 +186,21 @@ def _specs(specs):
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto "
     "if inline int long register restrict return short signed sizeof static struct switch "
-    "typedef union unsigned void volatile while bool true false".split())
+    "typedef union unsigned void volatile while bool true false".split()
+)
 
 
 def _check_name(name: str) -> str:
     """The artifact name is a C symbol and a Python module and function name."""
-    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name) or \
-            name in C_KEYWORDS:
-        raise AotLinkError(f"artifact name {name!r} must be an identifier valid in both C and "
-                           f"Python (letters, digits, _; not a keyword): pass name= (--name)")
+    if (
+        not (name.isascii() and name.isidentifier())
+        or keyword.iskeyword(name)
+        or name in C_KEYWORDS
+    ):
+        raise AotLinkError(
+            f"artifact name {name!r} must be an identifier valid in both C and "
+            f"Python (letters, digits, _; not a keyword): pass name= (--name)"
+        )
     return name
 
 
@@ -194,8 +216,10 @@ def _outputs(lowered, written: dict, visible: list, name: str) -> list:
         if isinstance(s, ArgumentResult):
             outputs.append(("arg", s.leaf))
         elif isinstance(s, StaticResult):
-            raise AotLinkError(f"{name}: the function returns a Python value ({s.value!r}) "
-                               f"that does not depend on its arguments; AOT returns arrays")
+            raise AotLinkError(
+                f"{name}: the function returns a Python value ({s.value!r}) "
+                f"that does not depend on its arguments; AOT returns arrays"
+            )
         elif s.index in leaf_of:  # also the new contents of an in-out argument
             outputs.append(("copy", leaf_of[s.index], bool(s.scalar)))
         else:
@@ -218,8 +242,9 @@ def _writes_directly(graph, param: int, output: int) -> bool:
     return can_write_into_parameter(graph, param, output)
 
 
-def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str = "generic",
-            progress=None) -> Artifact:
+def compile(
+    fn, *specs, name: str | None = None, target: str = "host", cpu: str = "generic", progress=None
+) -> Artifact:
     """Compile `fn` for fixed argument specs into a self-contained object for `target`
     ("host", "x86_64-linux", "aarch64-linux"); cpu "generic" (portable baseline), "native"
     (this machine) or an LLVM cpu name. `progress(stage)` is called before each stage."""
@@ -239,15 +264,29 @@ def compile(fn, *specs, name: str | None = None, target: str = "host", cpu: str 
     program = plan_aot(graph, name, inout)
     triple = resolve_triple(target)
     cpu = resolve_cpu(target, cpu)
-    say(f"compiling {len(set(map(id, program.kernels.values())))} kernels "
-        f"({len(program.plan.calls)} calls) for {triple}, cpu {cpu}")
+    say(
+        f"compiling {len(set(map(id, program.kernels.values())))} kernels "
+        f"({len(program.plan.calls)} calls) for {triple}, cpu {cpu}"
+    )
     digest = signature_digest(program.plan, program.source)
     obj = build_object(program.kernels, program.plan, target, cpu, digest=digest)
     fun = function.fun
     origin = getattr(fun, "__module__", "") or ""
     origin = f"{origin}.{fun.__qualname__}" if origin else fun.__qualname__
-    return Artifact(name, triple, cpu, obj, digest, program, list(lowered.arg_names), outputs,
-                    lowered.out_tree == LEAF, fun, origin, _built_from(fun, _specs(specs)))
+    return Artifact(
+        name,
+        triple,
+        cpu,
+        obj,
+        digest,
+        program,
+        list(lowered.arg_names),
+        outputs,
+        lowered.out_tree == LEAF,
+        fun,
+        origin,
+        _built_from(fun, _specs(specs)),
+    )
 
 
 def _function(fn) -> Function:
@@ -266,10 +305,12 @@ def lowering(fn, specs, name: str | None = None):
     lowered = lower(function, function.bound + tuple(_specs(specs)), {})
     captured = [w for w in lowered.writebacks if w.kind != "arg"]
     if captured:
-        raise AotLinkError(f"{name}: the function writes into "
-                           f"{', '.join(_written(lowered, t) for t in captured)}; captured "
-                           f"arrays are read-only data in an AOT module: pass the array as "
-                           f"an argument to write it (an in-out pointer)")
+        raise AotLinkError(
+            f"{name}: the function writes into "
+            f"{', '.join(_written(lowered, t) for t in captured)}; captured "
+            f"arrays are read-only data in an AOT module: pass the array as "
+            f"an argument to write it (an in-out pointer)"
+        )
     written = {w.target: w.output for w in lowered.writebacks}  # argument -> new contents
     lowered = lowered.with_captures_baked().with_arguments_computed(keep=written)
     if any(t.weak for t in lowered.arg_types):
@@ -282,8 +323,10 @@ def _built_from(fun, specs) -> dict | None:
     `jitc report` can load again), else None."""
     code = getattr(fun, "__code__", None)
     qualname = getattr(fun, "__qualname__", "")
-    if code is None or "<" in qualname or "." in qualname or \
-            not os.path.isfile(code.co_filename):
+    if code is None or "<" in qualname or "." in qualname or not os.path.isfile(code.co_filename):
         return None
-    return {"function": f"{os.path.abspath(code.co_filename)}:{qualname}",
-            "args": [str(s) for s in specs], "max_bytes": None}
+    return {
+        "function": f"{os.path.abspath(code.co_filename)}:{qualname}",
+        "args": [str(s) for s in specs],
+        "max_bytes": None,
+    }

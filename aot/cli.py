@@ -8,8 +8,20 @@ import time
 from jitc.aot.artifact import compile
 
 
-def cli_compile(fn, specs, *, name, out_dir, target="host", cpu="generic", max_bytes=None,
-                emit_test=False, out=None, err=None, built_from=None) -> int:
+def cli_compile(
+    fn,
+    specs,
+    *,
+    name,
+    out_dir,
+    target="host",
+    cpu="generic",
+    max_bytes=None,
+    emit_test=False,
+    out=None,
+    err=None,
+    built_from=None,
+) -> int:
     """Exit status: 0, or 1 when the object exceeds max_bytes (the files are still written,
     so the size report can be read)."""
     out, err = out or sys.stdout, err or sys.stderr
@@ -28,7 +40,10 @@ def cli_compile(fn, specs, *, name, out_dir, target="host", cpu="generic", max_b
     print(art.format_size_report(), file=out)
     print("wrote " + ", ".join(paths[k] for k in sorted(paths)), file=out)
     if max_bytes is not None and report["object_bytes"] > max_bytes:
-        print(f"jitc aot: {name}.o is {report['object_bytes']:,} bytes, over the budget of "
-              f"--max-bytes {max_bytes:,}", file=err)
+        print(
+            f"jitc aot: {name}.o is {report['object_bytes']:,} bytes, over the budget of "
+            f"--max-bytes {max_bytes:,}",
+            file=err,
+        )
         return 1
     return 0

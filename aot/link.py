@@ -54,15 +54,30 @@ from jitc.backends.cpu.lowering import storage  # float16 arrays: their uint16 b
 from jitc.core.errors import JitcError
 
 __all__ = [
-    "AotLinkError", "ArrayArg", "IntArg", "KernelCall", "EntryPlan", "kernel_ir",
-    "build_object", "kernel_symbol", "constant_symbol", "c_prototypes", "resolve_triple",
-    "symbol_sizes", "section_sizes", "undefined_symbols", "signature_digest", "digest_symbol",
+    "AotLinkError",
+    "ArrayArg",
+    "IntArg",
+    "KernelCall",
+    "EntryPlan",
+    "kernel_ir",
+    "build_object",
+    "kernel_symbol",
+    "constant_symbol",
+    "c_prototypes",
+    "resolve_triple",
+    "symbol_sizes",
+    "section_sizes",
+    "undefined_symbols",
+    "signature_digest",
+    "digest_symbol",
     "ABI_VERSION",
 ]
 
 DEFAULT_IMPORTS = frozenset({"memcpy", "memset", "memmove"})
-_TRIPLES = {"x86_64-linux": "x86_64-unknown-linux-gnu",
-            "aarch64-linux": "aarch64-unknown-linux-gnu"}
+_TRIPLES = {
+    "x86_64-linux": "x86_64-unknown-linux-gnu",
+    "aarch64-linux": "aarch64-unknown-linux-gnu",
+}
 _SOURCES = ("param", "result", "temp", "const")
 # numba options that change the generated code; everything else (cache, nogil, parallel,
 # ...) is dropped: AOT kernels run serially and outside Python.
@@ -88,6 +103,7 @@ class ArrayArg:
     (plan constant `index`) or "temp" (`index` is a byte offset into the temp arena).
     The shape may differ from the underlying param/result/constant's (a reshape) and start
     `offset` bytes into it (a slice) as long as it fits in its bytes; the dtype must match."""
+
     source: str
     index: int
     shape: tuple
@@ -96,8 +112,7 @@ class ArrayArg:
 
     def __post_init__(self):
         if self.source not in _SOURCES:
-            raise AotLinkError(f"ArrayArg source must be one of {_SOURCES}, not "
-                               f"{self.source!r}")
+            raise AotLinkError(f"ArrayArg source must be one of {_SOURCES}, not {self.source!r}")
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
 
@@ -109,12 +124,14 @@ class ArrayArg:
 @dataclass(frozen=True)
 class IntArg:
     """An int64 scalar argument."""
+
     value: int
 
 
 @dataclass(frozen=True)
 class KernelCall:
     """A call of `kernels[kernel]` with `args` (ArrayArg / IntArg), in the kernel's order."""
+
     kernel: str
     args: tuple
 
@@ -127,6 +144,7 @@ class EntryPlan:
     temp_bytes: size of the caller's temp arena (`NAME_temp_bytes()` returns it; the arena
     must be aligned to the largest itemsize used in it, e.g. from malloc); calls: in order;
     inout: the arguments the call writes (`T* argK`, not const: the function wrote them)."""
+
     name: str
     params: tuple
     results: tuple
@@ -145,9 +163,11 @@ def signature_digest(plan: EntryPlan, code: str) -> str:
     string is short enough for an error message and a C `strcmp`. Not a security check:
     whoever can replace the library can run code anyway."""
     sig = [(tuple(map(int, s)), np.dtype(d).str) for s, d in plan.params + plan.results]
-    h = hashlib.sha256(f"jitc aot abi {ABI_VERSION}\n{plan.name}\n{sig}\n"
-                       f"params {len(plan.params)} inout {tuple(plan.inout)}\n"
-                       f"temp {plan.temp_bytes}\n{plan.calls!r}\n{code}\n".encode())
+    h = hashlib.sha256(
+        f"jitc aot abi {ABI_VERSION}\n{plan.name}\n{sig}\n"
+        f"params {len(plan.params)} inout {tuple(plan.inout)}\n"
+        f"temp {plan.temp_bytes}\n{plan.calls!r}\n{code}\n".encode()
+    )
     for c in plan.constants:
         h.update(f"const {c.dtype.str} {c.shape}\n".encode())
         h.update(np.ascontiguousarray(c).tobytes())
@@ -177,7 +197,8 @@ def _raw_context():
             _library_class = _RawLibrary
 
         _codegen_cache["ctx"] = cpu_target.target_context.subtarget(
-            _internal_codegen=_RawCodegen("jitc_aot"), aot_mode=True)
+            _internal_codegen=_RawCodegen("jitc_aot"), aot_mode=True
+        )
     return _codegen_cache["ctx"]
 
 
@@ -185,8 +206,9 @@ def _unwrap(pyfunc):
     """(python function, numba options) of a plain function or a numba dispatcher."""
     options = {}
     if hasattr(pyfunc, "py_func"):
-        options = {k: v for k, v in getattr(pyfunc, "targetoptions", {}).items()
-                   if k in _KEPT_OPTIONS}
+        options = {
+            k: v for k, v in getattr(pyfunc, "targetoptions", {}).items() if k in _KEPT_OPTIONS
+        }
         pyfunc = pyfunc.py_func
     return pyfunc, options
 
@@ -217,21 +239,27 @@ def kernel_ir(pyfunc, argtypes, **options) -> tuple[str, str]:
     name = getattr(func, "__name__", repr(func))
     try:
         with global_compiler_lock:
-            cres = compiler.compile_extra(cpu_target.typing_context, _raw_context(), func,
-                                          argtypes, None, flags, locals={})
+            cres = compiler.compile_extra(
+                cpu_target.typing_context, _raw_context(), func, argtypes, None, flags, locals={}
+            )
             cres.library._ensure_finalized()
             text = cres.library.get_llvm_str()
     except Exception as e:
         msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip()
         hint = ""
         if "NRT required" in msg or "Only accept returning of array" in msg:
-            hint = (" (it allocates or raises an exception with run-time arguments, which needs "
-                    "numba's runtime; AOT objects have none: pass scratch space as an argument)")
-        raise AotLinkError(f"kernel {name}{argtypes}: numba cannot compile it for AOT{hint}:"
-                           f"\n{msg}") from e
+            hint = (
+                " (it allocates or raises an exception with run-time arguments, which needs "
+                "numba's runtime; AOT objects have none: pass scratch space as an argument)"
+            )
+        raise AotLinkError(
+            f"kernel {name}{argtypes}: numba cannot compile it for AOT{hint}:\n{msg}"
+        ) from e
     if cres.signature.return_type != types.none:
-        raise AotLinkError(f"kernel {name} returns {cres.signature.return_type}; AOT kernels "
-                           f"write their outputs and return None")
+        raise AotLinkError(
+            f"kernel {name} returns {cres.signature.return_type}; AOT kernels "
+            f"write their outputs and return None"
+        )
     return text, cres.fndesc.mangled_name
 
 
@@ -257,11 +285,14 @@ def _target_machine(triple: str, cpu: str):
     if cpu == "native":
         host = llvm.get_process_triple()
         if full.split("-")[0] != host.split("-")[0]:
-            raise AotLinkError(f"cpu='native' means the build host ({host}); it cannot be "
-                               f"used for the cross triple {full}")
+            raise AotLinkError(
+                f"cpu='native' means the build host ({host}); it cannot be "
+                f"used for the cross triple {full}"
+            )
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-    tm = target.create_target_machine(cpu=cpu, features=features, reloc="pic",
-                                      codemodel="default", opt=3)
+    tm = target.create_target_machine(
+        cpu=cpu, features=features, reloc="pic", codemodel="default", opt=3
+    )
     layout = str(tm.target_data)
     pointer_bits = re.search(r"(?:^|-)p:(\d+)", layout)  # absent: LLVM's default, 64
     if not layout.startswith("e") or (pointer_bits and pointer_bits.group(1) != "64"):
@@ -270,16 +301,16 @@ def _target_machine(triple: str, cpu: str):
 
 
 _TARGET_ATTR = re.compile(r'\s*"(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
-_EXC_STORE = re.compile(r"^(\s*store ptr )@[^,]+(, ptr %[^,]+,.*!numba_exception_output.*)$",
-                        re.M)
+_EXC_STORE = re.compile(r"^(\s*store ptr )@[^,]+(, ptr %[^,]+,.*!numba_exception_output.*)$", re.M)
 
 
 def _retarget(text: str, triple: str, layout: str) -> str:
     """Make numba's host IR target IR: triple and layout, no host cpu attributes, no
     pointer to Python's pickled exception info (replaced by null)."""
     text = re.sub(r'^target triple = ".*"$', f'target triple = "{triple}"', text, flags=re.M)
-    text = re.sub(r'^target datalayout = ".*"$', f'target datalayout = "{layout}"', text,
-                  flags=re.M)
+    text = re.sub(
+        r'^target datalayout = ".*"$', f'target datalayout = "{layout}"', text, flags=re.M
+    )
     text = _TARGET_ATTR.sub("", text)
     return _EXC_STORE.sub(r"\1null\2", text)
 
@@ -313,6 +344,7 @@ def digest_symbol(entry: str) -> str:
 def _numba_type_of(arg):
     from numba.core import types
     from numba.np.numpy_support import from_dtype
+
     if isinstance(arg, IntArg):
         return types.int64
     return types.Array(from_dtype(storage(arg.dtype)), len(arg.shape), "C")
@@ -330,8 +362,10 @@ def _normalize_kernels(kernels: dict, plan: EntryPlan) -> dict:
                 if call.kernel == name:
                     t = tuple(_numba_type_of(a) for a in call.args)
                     if argtypes is not None and t != argtypes:
-                        raise AotLinkError(f"kernel {name} is called with {t} and with "
-                                           f"{argtypes}; give its argtypes explicitly")
+                        raise AotLinkError(
+                            f"kernel {name} is called with {t} and with "
+                            f"{argtypes}; give its argtypes explicitly"
+                        )
                     argtypes = t
             if argtypes is None:
                 continue  # never called
@@ -348,14 +382,16 @@ def _check_plan(plan: EntryPlan, kernels: dict):
         if not isinstance(c, np.ndarray):
             raise AotLinkError(f"constants must be numpy arrays, not {type(c).__name__}")
     from numba.core import types
+
     for k, call in enumerate(plan.calls):
         where = f"{plan.name}: call {k} ({call.kernel})"
         if call.kernel not in kernels:
             raise AotLinkError(f"{where}: no such kernel")
         argtypes = kernels[call.kernel][1]
         if len(argtypes) != len(call.args):
-            raise AotLinkError(f"{where}: {len(call.args)} arguments for a kernel of "
-                               f"{len(argtypes)}")
+            raise AotLinkError(
+                f"{where}: {len(call.args)} arguments for a kernel of {len(argtypes)}"
+            )
         for j, (a, t) in enumerate(zip(call.args, argtypes)):
             w = f"{where} argument {j}"
             if isinstance(a, IntArg):
@@ -366,16 +402,23 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                 continue
             if not isinstance(a, ArrayArg):
                 raise AotLinkError(f"{w}: expected ArrayArg or IntArg, got {a!r}")
-            if not (isinstance(t, types.Array) and t.layout == "C" and t.ndim == len(a.shape)
-                    and np.dtype(str(t.dtype)) == storage(a.dtype)):
+            if not (
+                isinstance(t, types.Array)
+                and t.layout == "C"
+                and t.ndim == len(a.shape)
+                and np.dtype(str(t.dtype)) == storage(a.dtype)
+            ):
                 raise AotLinkError(f"{w}: {a.dtype}{list(a.shape)} for a {t} parameter")
             if a.source == "temp":
                 if a.index < 0 or a.index + a.nbytes > plan.temp_bytes:
-                    raise AotLinkError(f"{w}: temp bytes [{a.index}, {a.index + a.nbytes}) "
-                                       f"outside the arena of {plan.temp_bytes}")
+                    raise AotLinkError(
+                        f"{w}: temp bytes [{a.index}, {a.index + a.nbytes}) "
+                        f"outside the arena of {plan.temp_bytes}"
+                    )
                 if a.index % a.dtype.itemsize:
-                    raise AotLinkError(f"{w}: temp offset {a.index} is not aligned to "
-                                       f"{a.dtype.itemsize}")
+                    raise AotLinkError(
+                        f"{w}: temp offset {a.index} is not aligned to {a.dtype.itemsize}"
+                    )
                 continue
             table = {"param": plan.params, "result": plan.results}.get(a.source)
             if table is not None:
@@ -384,8 +427,9 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                 shape, dtype = table[a.index]
                 size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
                 if np.dtype(dtype) != a.dtype:
-                    raise AotLinkError(f"{w}: {a.source} {a.index} is {np.dtype(dtype)}, "
-                                       f"not {a.dtype}")
+                    raise AotLinkError(
+                        f"{w}: {a.source} {a.index} is {np.dtype(dtype)}, not {a.dtype}"
+                    )
             else:
                 if not 0 <= a.index < len(plan.constants):
                     raise AotLinkError(f"{w}: no constant {a.index}")
@@ -394,12 +438,14 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                 if c.dtype != a.dtype:
                     raise AotLinkError(f"{w}: constant {a.index} is {c.dtype}, not {a.dtype}")
             if a.offset % a.dtype.itemsize or not 0 <= a.offset <= size - a.nbytes:
-                raise AotLinkError(f"{w}: bytes [{a.offset}, {a.offset + a.nbytes}) of a "
-                                   f"{a.source} of {size}")
+                raise AotLinkError(
+                    f"{w}: bytes [{a.offset}, {a.offset + a.nbytes}) of a {a.source} of {size}"
+                )
 
 
-def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str,
-                  digest: str | None) -> str:
+def _entry_module(
+    plan: EntryPlan, kernel_fns: dict, triple: str, layout: str, digest: str | None
+) -> str:
     """LLVM IR of the entry, `NAME_temp_bytes`, the digest and the constants; kernels
     declared only."""
     m = ir.Module(name=plan.name)
@@ -427,12 +473,12 @@ def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str,
     tb = ir.Function(m, ir.FunctionType(_I64, []), f"{plan.name}_temp_bytes")
     ir.IRBuilder(tb.append_basic_block("entry")).ret(ir.Constant(_I64, plan.temp_bytes))
 
-    fn = ir.Function(m, ir.FunctionType(
-        _I32, [_PTR] * (len(plan.params) + len(plan.results) + 1)), plan.name)
+    fn = ir.Function(
+        m, ir.FunctionType(_I32, [_PTR] * (len(plan.params) + len(plan.results) + 1)), plan.name
+    )
     nparam = len(plan.params)
     for k, a in enumerate(fn.args):
-        a.name = (f"arg{k}" if k < nparam else
-                  f"res{k - nparam}" if k < len(fn.args) - 1 else "temp")
+        a.name = f"arg{k}" if k < nparam else f"res{k - nparam}" if k < len(fn.args) - 1 else "temp"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     retslot = b.alloca(ir.ArrayType(_I64, 4), name="retptr")  # kernels return None
     excslot = b.alloca(_PTR, name="excinfo")
@@ -449,29 +495,37 @@ def _entry_module(plan: EntryPlan, kernel_fns: dict, triple: str, layout: str,
             elif a.source == "const":
                 data = consts[a.index]
             else:
-                data = b.gep(fn.args[-1], [ir.Constant(_I64, a.index)], inbounds=True,
-                             source_etype=_I8)
+                data = b.gep(
+                    fn.args[-1], [ir.Constant(_I64, a.index)], inbounds=True, source_etype=_I8
+                )
             if a.offset:
-                data = b.gep(data, [ir.Constant(_I64, a.offset)], inbounds=True,
-                             source_etype=_I8)
+                data = b.gep(data, [ir.Constant(_I64, a.offset)], inbounds=True, source_etype=_I8)
             itemsize = a.dtype.itemsize
             strides, s = [], itemsize
             for d in reversed(a.shape):
                 strides.insert(0, s)
                 s *= d
-            values += [ir.Constant(_PTR, None), ir.Constant(_PTR, None),
-                       ir.Constant(_I64, int(np.prod(a.shape, dtype=np.int64))),
-                       ir.Constant(_I64, itemsize), data]
+            values += [
+                ir.Constant(_PTR, None),
+                ir.Constant(_PTR, None),
+                ir.Constant(_I64, int(np.prod(a.shape, dtype=np.int64))),
+                ir.Constant(_I64, itemsize),
+                data,
+            ]
             values += [ir.Constant(_I64, d) for d in a.shape]
             values += [ir.Constant(_I64, st) for st in strides]
         want = [_type_name(t) for t in decls[call.kernel].function_type.args]
         got = [_type_name(v.type) for v in values]
         if want != got:  # the ABI numba actually emitted disagrees with the plan
-            raise AotLinkError(f"{plan.name}: call {k} ({call.kernel}) passes ({', '.join(got)})"
-                               f" to a kernel taking ({', '.join(want)})")
+            raise AotLinkError(
+                f"{plan.name}: call {k} ({call.kernel}) passes ({', '.join(got)})"
+                f" to a kernel taking ({', '.join(want)})"
+            )
         status = b.call(decls[call.kernel], values, name=f"status{k}")
-        ok = b.or_(b.icmp_signed("==", status, ir.Constant(_I32, 0)),
-                   b.icmp_signed("==", status, ir.Constant(_I32, -2)))
+        ok = b.or_(
+            b.icmp_signed("==", status, ir.Constant(_I32, 0)),
+            b.icmp_signed("==", status, ir.Constant(_I32, -2)),
+        )
         fail = fn.append_basic_block(f"fail{k}")
         cont = fn.append_basic_block(f"call{k + 1}")
         b.cbranch(ok, cont, fail)
@@ -491,8 +545,9 @@ def _arch_of(triple: str) -> str:
     return {"arm64": "aarch64"}.get(arch, arch)
 
 
-def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline: bool,
-                  digest: str | None):
+def _build_module(
+    kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline: bool, digest: str | None
+):
     """(optimized llvmlite module, target machine) for `plan`; see build_object."""
     tm, full = _target_machine(triple, cpu)
     layout = str(tm.target_data)
@@ -540,8 +595,10 @@ def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline:
         if fn.is_declaration and fn.name.startswith("llvm."):
             parts = fn.name.split(".")
             if parts[1] in _ARCH_INTRINSICS and _ARCH_INTRINSICS[parts[1]] != arch:
-                raise AotLinkError(f"{plan.name}: the kernels use the {parts[1]} intrinsic "
-                                   f"{fn.name}, which {full} does not have")
+                raise AotLinkError(
+                    f"{plan.name}: the kernels use the {parts[1]} intrinsic "
+                    f"{fn.name}, which {full} does not have"
+                )
     main.verify()
 
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
@@ -553,8 +610,15 @@ def _build_module(kernels: dict, plan: EntryPlan, triple: str, cpu: str, inline:
     return main, tm
 
 
-_ARCH_INTRINSICS = {"x86": "x86_64", "aarch64": "aarch64", "arm": "arm", "ppc": "powerpc64le",
-                    "nvvm": "nvptx64", "amdgcn": "amdgcn", "riscv": "riscv64"}
+_ARCH_INTRINSICS = {
+    "x86": "x86_64",
+    "aarch64": "aarch64",
+    "arm": "arm",
+    "ppc": "powerpc64le",
+    "nvvm": "nvptx64",
+    "amdgcn": "amdgcn",
+    "riscv": "riscv64",
+}
 
 
 def _llvmlite_type(text: str):
@@ -567,13 +631,22 @@ def _llvmlite_type(text: str):
 
 
 def _unsupported(text):
-    raise AotLinkError(f"kernel parameter of LLVM type {text} is not supported by the entry "
-                       f"builder (arrays and int64 only)")
+    raise AotLinkError(
+        f"kernel parameter of LLVM type {text} is not supported by the entry "
+        f"builder (arrays and int64 only)"
+    )
 
 
-def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str = "generic",
-                 *, inline: bool = False, digest: str | None = None,
-                 allowed_imports=DEFAULT_IMPORTS) -> bytes:
+def build_object(
+    kernels: dict,
+    plan: EntryPlan,
+    triple: str = "host",
+    cpu: str = "generic",
+    *,
+    inline: bool = False,
+    digest: str | None = None,
+    allowed_imports=DEFAULT_IMPORTS,
+) -> bytes:
     """Build the relocatable ELF object for `plan`.
 
     kernels: name -> (pyfunc, argtypes) or name -> pyfunc (argtypes then come from the
@@ -596,7 +669,8 @@ def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str 
             f"{plan.name}: the object for {resolve_triple(triple)} would import "
             f"{', '.join(extra)}; AOT objects must be self-contained (allowed: "
             f"{', '.join(sorted(allowed_imports)) or 'nothing'}). libm calls come from math "
-            f"functions the target lowers to a library call; use jitc's own math.")
+            f"functions the target lowers to a library call; use jitc's own math."
+        )
     return obj
 
 
@@ -604,11 +678,22 @@ def build_object(kernels: dict, plan: EntryPlan, triple: str = "host", cpu: str 
 
 # float16 as its bits: uint16_t, which every C compiler has (_Float16 needs GCC 12 / Clang 15
 # and, on x86-64, SSE2 ABI support; a caller that has it can cast the pointer).
-_C_TYPES = {"float16": "uint16_t", "float32": "float", "float64": "double", "int8": "int8_t",
-            "int16": "int16_t",
-            "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t",
-            "uint32": "uint32_t", "uint64": "uint64_t", "bool": "bool",
-            "complex64": "float _Complex", "complex128": "double _Complex"}
+_C_TYPES = {
+    "float16": "uint16_t",
+    "float32": "float",
+    "float64": "double",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "bool": "bool",
+    "complex64": "float _Complex",
+    "complex128": "double _Complex",
+}
 
 
 def _c_type(dtype) -> str:
@@ -621,12 +706,13 @@ def _c_type(dtype) -> str:
 def c_prototypes(plan: EntryPlan) -> str:
     """The C declarations of the two exported functions (needs stdint.h, stdbool.h,
     stddef.h)."""
-    args = [f"{'' if k in plan.inout else 'const '}{_c_type(d)}* arg{k}"
-            for k, (_, d) in enumerate(plan.params)]
+    args = [
+        f"{'' if k in plan.inout else 'const '}{_c_type(d)}* arg{k}"
+        for k, (_, d) in enumerate(plan.params)
+    ]
     args += [f"{_c_type(d)}* res{k}" for k, (_, d) in enumerate(plan.results)]
     args.append("void* temp")
-    return (f"int {plan.name}({', '.join(args)});\n"
-            f"size_t {plan.name}_temp_bytes(void);\n")
+    return f"int {plan.name}({', '.join(args)});\nsize_t {plan.name}_temp_bytes(void);\n"
 
 
 # --------------------------------------------------------------------------- ELF reading
@@ -645,14 +731,13 @@ def _elf(obj: bytes):
     """(section headers, symbols) of a little-endian ELF64 relocatable object."""
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         raise AotLinkError("not a little-endian ELF64 object")
-    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    (shoff,) = struct.unpack_from("<Q", obj, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", obj, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + k * shentsize)
-                for k in range(shnum)]
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + k * shentsize) for k in range(shnum)]
 
     def cstr(table_off, off):
         end = obj.index(b"\0", table_off + off)
-        return obj[table_off + off:end].decode()
+        return obj[table_off + off : end].decode()
 
     names = [cstr(sections[shstrndx][4], s[0]) for s in sections]
     symbols = []
@@ -662,7 +747,8 @@ def _elf(obj: bytes):
         strtab = sections[s[6]][4]
         for k in range(s[5] // 24):
             st_name, info, _other, shndx, _value, size = struct.unpack_from(
-                "<IBBHQQ", obj, s[4] + 24 * k)
+                "<IBBHQQ", obj, s[4] + 24 * k
+            )
             symbols.append(_Symbol(cstr(strtab, st_name), info & 0xF, info >> 4, shndx, size))
     return [(n, s) for n, s in zip(names, sections)], symbols
 
@@ -673,8 +759,9 @@ def symbol_sizes(obj: bytes) -> dict[str, int]:
     Code LLVM keeps in unnamed places (constant pools like .LCPI0_0, jump tables) is not
     in any symbol; `section_sizes` gives the totals."""
     _, symbols = _elf(obj)
-    return {s.name: s.size for s in symbols
-            if s.kind in (1, 2) and s.shndx != 0 and s.name}  # STT_OBJECT, STT_FUNC
+    return {
+        s.name: s.size for s in symbols if s.kind in (1, 2) and s.shndx != 0 and s.name
+    }  # STT_OBJECT, STT_FUNC
 
 
 def section_sizes(obj: bytes) -> dict[str, int]:

@@ -194,9 +194,13 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
     and C strides) costs a few attribute reads; anything else goes through `_slow`."""
     name = plan.name
     n = len(plan.params)
-    lines = [f"def {name}(*arrays):", f'    """{doc}"""', f"    if len(arrays) != {n}:",
-             f'        raise ValueError(f"{name}: expected {n} arguments ({", ".join(arg_names)})'
-             f', got {{len(arrays)}}")']
+    lines = [
+        f"def {name}(*arrays):",
+        f'    """{doc}"""',
+        f"    if len(arrays) != {n}:",
+        f'        raise ValueError(f"{name}: expected {n} arguments ({", ".join(arg_names)})'
+        f', got {{len(arrays)}}")',
+    ]
     if n:
         lines.append(f"    {', '.join(f'a{k}' for k in range(n))}, = arrays")
     for k, (shape, dtype) in enumerate(plan.params):
@@ -218,26 +222,36 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
         ]
     for k in plan.inout:
         others = [f"arrays[{j}]" for j in range(n) if j != k]
-        lines += [f"    if not arrays[{k}].flags.writeable:",
-                  f"        raise ValueError(f\"{name}: argument {arg_names[k]!r} is written "
-                  f"by the function (in-out) but is read-only\")"]
+        lines += [
+            f"    if not arrays[{k}].flags.writeable:",
+            f'        raise ValueError(f"{name}: argument {arg_names[k]!r} is written '
+            f'by the function (in-out) but is read-only")',
+        ]
         if others:
-            lines += [f"    if any(np.may_share_memory(arrays[{k}], b) for b in "
-                      f"({', '.join(others)},)):",
-                      f"        raise ValueError(f\"{name}: argument {arg_names[k]!r} is "
-                      f"written by the function and shares memory with another argument\")"]
+            lines += [
+                f"    if any(np.may_share_memory(arrays[{k}], b) for b in ({', '.join(others)},)):",
+                f'        raise ValueError(f"{name}: argument {arg_names[k]!r} is '
+                f'written by the function and shares memory with another argument")',
+            ]
     for k, (shape, _) in enumerate(plan.results):
         lines.append(f"    r{k} = _empty(_rshapes[{k}], _rdtypes[{k}])")
         size = int(np.prod(shape, dtype=np.int64))
         lines.append(f"    q{k} = _addressof(_from_buffer(r{k}))" if size else f"    q{k} = None")
     if plan.temp_bytes:
-        lines += ["    try:", "        t = _local.address", "    except AttributeError:",
-                  "        t = _new_arena()"]
+        lines += [
+            "    try:",
+            "        t = _local.address",
+            "    except AttributeError:",
+            "        t = _new_arena()",
+        ]
     else:
         lines.append("    t = None")
     ptrs = [f"p{k}" for k in range(n)] + [f"q{k}" for k in range(len(plan.results))] + ["t"]
-    lines += [f"    status = _entry({', '.join(ptrs)})", "    if status:",
-              "        raise _failure(status)"]
+    lines += [
+        f"    status = _entry({', '.join(ptrs)})",
+        "    if status:",
+        "        raise _failure(status)",
+    ]
     for k in plan.inout:  # the caller's array, where the call wrote a copy of it
         lines += [f"    if a{k} is not arrays[{k}]:", f"        arrays[{k}][...] = a{k}"]
     values = []
@@ -247,8 +261,7 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
         elif spec[0] == "arg":
             values.append(f"arrays[{spec[1]}]")
         else:
-            values.append(f"arrays[{spec[1]}][()]" if spec[2] else
-                          f"arrays[{spec[1]}].copy()")
+            values.append(f"arrays[{spec[1]}][()]" if spec[2] else f"arrays[{spec[1]}].copy()")
     if single:
         lines.append(f"    return {values[0]}")
     else:
@@ -256,19 +269,32 @@ def _function(plan: EntryPlan, arg_names, outputs, single: bool, doc: str) -> st
     return "\n".join(lines) + "\n"
 
 
-def loader_source(plan: EntryPlan, arg_names, outputs, single: bool, origin: str,
-                  digest: str, failures=()) -> str:
+def loader_source(
+    plan: EntryPlan, arg_names, outputs, single: bool, origin: str, digest: str, failures=()
+) -> str:
     """outputs: Artifact.outputs, where each value the function returns comes from; digest:
     the signature digest the library must carry; failures: aot.plan.Program.failures."""
     args = tuple((n, tuple(s), str(d)) for n, (s, d) in zip(arg_names, plan.params))
     results = tuple((tuple(s), str(d)) for s, d in plan.results)
     call = f"out = {plan.name}({', '.join(arg_names)})"
-    doc = (f"{plan.name}({', '.join(arg_names)}) -> "
-           + ("one array" if single else f"a tuple of {len(outputs)} arrays")
-           + "; numpy arrays of exactly the compiled dtypes and shapes")
+    doc = (
+        f"{plan.name}({', '.join(arg_names)}) -> "
+        + ("one array" if single else f"a tuple of {len(outputs)} arrays")
+        + "; numpy arrays of exactly the compiled dtypes and shapes"
+    )
     text = TEMPLATE.format(
-        name=plan.name, origin=origin, call=call, args=args, results=results,
-        outputs=tuple(outputs), inout=tuple(plan.inout), single=single,
-        temp_bytes=plan.temp_bytes, digest=digest, failures=tuple(failures),
-        n_ptrs=len(plan.params) + len(plan.results) + 1, function="{function}")
+        name=plan.name,
+        origin=origin,
+        call=call,
+        args=args,
+        results=results,
+        outputs=tuple(outputs),
+        inout=tuple(plan.inout),
+        single=single,
+        temp_bytes=plan.temp_bytes,
+        digest=digest,
+        failures=tuple(failures),
+        n_ptrs=len(plan.params) + len(plan.results) + 1,
+        function="{function}",
+    )
     return text.replace("{function}", _function(plan, arg_names, outputs, single, doc))

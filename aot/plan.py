@@ -28,6 +28,7 @@ class Program:
     the NumPy call and the user's line (the entry returns the kernel's status only);
     labels: kernel name -> the graph's names of the kernels it runs (fusion_15: as stats()
     and the report name them), several where kernels share one body's code."""
+
     source: str
     kernels: dict
     plan: EntryPlan
@@ -51,8 +52,9 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     index = {n: i for i, n in enumerate(graph.nodes)}
     labels: dict = {}
     for kernel in program.kernels:
-        label = "copy into results" if kernel.node is None else \
-            f"{kernel.node.op}_{index[kernel.node]}"  # as fusion.stats.kernel_names
+        label = (
+            "copy into results" if kernel.node is None else f"{kernel.node.op}_{index[kernel.node]}"
+        )  # as fusion.stats.kernel_names
         for body in kernel.bodies:
             text = _static(body.source, kernel.sizes)
             if text not in sources:
@@ -60,29 +62,46 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
             named = labels.setdefault(f"k{sources.index(text)}", [])
             if label not in named:
                 named.append(label)
-            args = [ArrayArg(kernel.pointers[p].source, kernel.pointers[p].index, shape,
-                             kernel.pointers[p].dtype, kernel.pointers[p].offset)
-                    for p, shape, _ in body.arrays]
-            calls.append(KernelCall(f"k{sources.index(text)}",
-                                    tuple(args) + (IntArg(0), IntArg(kernel.rows))))
+            args = [
+                ArrayArg(
+                    kernel.pointers[p].source,
+                    kernel.pointers[p].index,
+                    shape,
+                    kernel.pointers[p].dtype,
+                    kernel.pointers[p].offset,
+                )
+                for p, shape, _ in body.arrays
+            ]
+            calls.append(
+                KernelCall(
+                    f"k{sources.index(text)}", tuple(args) + (IntArg(0), IntArg(kernel.rows))
+                )
+            )
     names = [f"k{i}" for i in range(len(sources))]
     texts = [s.replace("def BODY(", f"def {k}(", 1) for k, s in zip(names, sources)]
     header = KERNEL_HEADER.replace("cpu backend: one kernel", "AOT compiler (jitc.aot)")
     # float16 conversions without F16C or library calls (backends/cpu/half.py)
     header = header.replace("half import JIT as _half", "half import PORTABLE as _half")
     # the complex product without an FMA instruction or libm's fma (complexmath.py)
-    header = header.replace("complexmath import JIT as _complex",
-                            "complexmath import PORTABLE as _complex")
+    header = header.replace(
+        "complexmath import JIT as _complex", "complexmath import PORTABLE as _complex"
+    )
     source = header + "\n\n" + "\n\n".join(DECORATOR + "\n" + t for t in texts)
     namespace: dict = {"__name__": f"jitc_aot_{name}"}
     exec(compile(source, f"<jitc aot {name}>", "exec"), namespace)  # noqa: S102
-    plan = EntryPlan(name=name,
-                     params=tuple(program.params), results=tuple(program.results),
-                     constants=tuple(program.constants), temp_bytes=program.temp_bytes,
-                     calls=tuple(calls), inout=program.inout)
+    plan = EntryPlan(
+        name=name,
+        params=tuple(program.params),
+        results=tuple(program.results),
+        constants=tuple(program.constants),
+        temp_bytes=program.temp_bytes,
+        calls=tuple(calls),
+        inout=program.inout,
+    )
     _check_no_overlap(plan)
-    return Program(source, {k: namespace[k] for k in names}, plan, names,
-                   _failures(program.kernels), labels)
+    return Program(
+        source, {k: namespace[k] for k in names}, plan, names, _failures(program.kernels), labels
+    )
 
 
 def _failures(kernels) -> tuple:
@@ -111,9 +130,11 @@ def _check_no_overlap(plan: EntryPlan):
     for call in plan.calls:
         temps = [a for a in call.args if isinstance(a, ArrayArg) and a.source == "temp"]
         for i, a in enumerate(temps):
-            for b in temps[i + 1:]:
+            for b in temps[i + 1 :]:
                 if a.index == b.index or a.nbytes == 0 or b.nbytes == 0:
                     continue
                 if a.index < b.index + b.nbytes and b.index < a.index + a.nbytes:
-                    raise AotLinkError(f"{plan.name}: {call.kernel} reads and writes overlapping "
-                                       f"arena bytes {a.index} and {b.index}")
+                    raise AotLinkError(
+                        f"{plan.name}: {call.kernel} reads and writes overlapping "
+                        f"arena bytes {a.index} and {b.index}"
+                    )

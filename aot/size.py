@@ -48,8 +48,11 @@ def installed_bytes(dist: str) -> int:
     if dist == "jitc":  # editable: RECORD lists a .pth, not the sources
         from jitc.core.source import package_folders
 
-        total = sum(_tree_bytes(f) for f in package_folders()
-                    if not any(f.startswith(o + os.sep) for o in package_folders()))
+        total = sum(
+            _tree_bytes(f)
+            for f in package_folders()
+            if not any(f.startswith(o + os.sep) for o in package_folders())
+        )
     return total
 
 
@@ -57,8 +60,15 @@ def jit_footprint() -> dict:
     return {name: installed_bytes(name) for name in JIT_STACK}
 
 
-def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str,
-                digest: str, labels: dict | None = None) -> dict:
+def size_report(
+    obj: bytes,
+    plan: EntryPlan,
+    kernel_names,
+    triple: str,
+    cpu: str,
+    digest: str,
+    labels: dict | None = None,
+) -> dict:
     """The artifact's bytes by part; `labels`: each kernel's names in the graph (aot.plan)."""
     syms = symbol_sizes(obj)
     sections = section_sizes(obj)
@@ -67,21 +77,23 @@ def size_report(obj: bytes, plan: EntryPlan, kernel_names, triple: str, cpu: str
         sym = kernel_symbol(plan.name, k)
         if sym in syms:  # a kernel sharing another's code has no symbol of its own
             kernels[k] = syms[sym]
-    constants = sum(syms.get(constant_symbol(plan.name, k), 0)
-                    for k in range(len(plan.constants)))
+    constants = sum(syms.get(constant_symbol(plan.name, k), 0) for k in range(len(plan.constants)))
     code = sum(v for s, v in sections.items() if s.startswith(".text"))
     footprint = jit_footprint()
     loaded = sum(sections.values())
     return {
-        "name": plan.name, "target": triple, "cpu": cpu, "signature_digest": digest,
+        "name": plan.name,
+        "target": triple,
+        "cpu": cpu,
+        "signature_digest": digest,
         "object_bytes": len(obj),
         "code_bytes": code,
         "kernel_bytes": kernels,
         "kernel_labels": {k: (labels or {}).get(k, [k]) for k in kernels},
         "entry_bytes": syms.get(plan.name, 0) + syms.get(f"{plan.name}_temp_bytes", 0),
         "constants_bytes": constants,
-        "other_rodata_bytes": sum(v for s, v in sections.items()
-                                  if not s.startswith(".text")) - constants,
+        "other_rodata_bytes": sum(v for s, v in sections.items() if not s.startswith(".text"))
+        - constants,
         "temp_bytes": plan.temp_bytes,
         "arg_bytes": sum(_nbytes(s, d) for s, d in plan.params),
         "result_bytes": sum(_nbytes(s, d) for s, d in plan.results),
@@ -111,8 +123,9 @@ def format_report(r: dict) -> str:
     for k, v in r["kernel_bytes"].items():
         rows.append(f"    {k:<20}{v:>12,}  {' + '.join(labels.get(k, ()))}".rstrip())
     rows.append(f"    {'entry':<20}{r['entry_bytes']:>12,}")
-    rows.append(f"  {'constants (weights)':<22}{r['constants_bytes']:>12,}  "
-                f"{_kb(r['constants_bytes'])}")
+    rows.append(
+        f"  {'constants (weights)':<22}{r['constants_bytes']:>12,}  {_kb(r['constants_bytes'])}"
+    )
     rows.append(f"  {'other read-only data':<22}{r['other_rodata_bytes']:>12,}")
     rows.append(f"  {'total (loaded)':<22}{r['total_bytes']:>12,}  {_kb(r['total_bytes'])}")
     rows.append(f"  {'object file':<22}{r['object_bytes']:>12,}  {_kb(r['object_bytes'])}")

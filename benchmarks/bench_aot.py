@@ -41,9 +41,11 @@ def workloads():
     def f32(*shape):
         return rng.standard_normal(shape).astype(np.float32)
 
-    return [("add f32[4]", "add", _add, [f32(4), f32(4)]),
-            ("lstm step", "lstm", lstm.step.fun, [f32(1, 60) for _ in range(7)]),
-            ("mlp f32[1,512]", "mlp", mlp.mlp.fun, [f32(1, 512)])]
+    return [
+        ("add f32[4]", "add", _add, [f32(4), f32(4)]),
+        ("lstm step", "lstm", lstm.step.fun, [f32(1, 60) for _ in range(7)]),
+        ("mlp f32[1,512]", "mlp", mlp.mlp.fun, [f32(1, 512)]),
+    ]
 
 
 def _time(fn, repeats):
@@ -88,13 +90,17 @@ def main(argv=None):
             rows.append((label, t_jit, t_aot, t_raw, art.size_report()["object_bytes"]))
 
     print(f"AOT loader vs JIT per call (cpu {args.cpu}; median of {args.repeats}; us)")
-    head = (f"{'workload':<16}{'JIT':>9}{'AOT .py':>10}{'AOT/JIT':>9}{'C entry':>10}"
-            f"{'loader cost':>13}{'object':>11}")
+    head = (
+        f"{'workload':<16}{'JIT':>9}{'AOT .py':>10}{'AOT/JIT':>9}{'C entry':>10}"
+        f"{'loader cost':>13}{'object':>11}"
+    )
     print(head)
     print("-" * len(head))
     for label, t_jit, t_aot, t_raw, size in rows:
-        print(f"{label:<16}{t_jit * 1e6:>9.2f}{t_aot * 1e6:>10.2f}{t_aot / t_jit:>9.2f}"
-              f"{t_raw * 1e6:>10.2f}{(t_aot - t_raw) * 1e6:>13.2f}{size / 1024:>9.1f}KB")
+        print(
+            f"{label:<16}{t_jit * 1e6:>9.2f}{t_aot * 1e6:>10.2f}{t_aot / t_jit:>9.2f}"
+            f"{t_raw * 1e6:>10.2f}{(t_aot - t_raw) * 1e6:>13.2f}{size / 1024:>9.1f}KB"
+        )
     return 0
 
 

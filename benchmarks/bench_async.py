@@ -46,8 +46,9 @@ def setup(hidden, steps, prepare_us=10.0):
 
     rng = _rng()
     raw = [rng.standard_normal(hidden).astype(np.float32) for _ in range(steps)]
-    state = tuple((_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5))
-                  for _ in range(3))
+    state = tuple(
+        (_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5)) for _ in range(3)
+    )
 
     loop = [150]
 
@@ -102,8 +103,12 @@ def loops(step, state, prepare, steps):
         finally:
             sys.setswitchinterval(old)
 
-    return {"sync": sync, "naive": naive, "submit": submit,
-            f"submit, switch interval {SHORT_SWITCH * 1e6:.0f} µs": submit_short_switch}
+    return {
+        "sync": sync,
+        "naive": naive,
+        "submit": submit,
+        f"submit, switch interval {SHORT_SWITCH * 1e6:.0f} µs": submit_short_switch,
+    }
 
 
 def main(argv=None):
@@ -111,8 +116,12 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=60)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--prepare-us", type=float, default=10.0,
-                        help="the Python work per step (the issue's ~10 µs)")
+    parser.add_argument(
+        "--prepare-us",
+        type=float,
+        default=10.0,
+        help="the Python work per step (the issue's ~10 µs)",
+    )
     args = parser.parse_args(argv)
     step, state, prepare = setup(args.hidden, args.steps, args.prepare_us)
     runs = loops(step, state, prepare, args.steps)
@@ -140,15 +149,19 @@ def main(argv=None):
             run()
             times[name].append(time.perf_counter() - t)
     sync = np.array(times["sync"])
-    print(f"LSTM 3x{args.hidden} batch 1, {args.steps} steps; prepare {prep_us:.1f} µs, "
-          f"one jitted step {step_us:.1f} µs; {args.rounds} alternating rounds, "
-          f"{os.cpu_count()} cores\n")
+    print(
+        f"LSTM 3x{args.hidden} batch 1, {args.steps} steps; prepare {prep_us:.1f} µs, "
+        f"one jitted step {step_us:.1f} µs; {args.rounds} alternating rounds, "
+        f"{os.cpu_count()} cores\n"
+    )
     print("| loop | median ms | best ms | x sync (median of rounds) |")
     print("|---|---|---|---|")
     for name, ts in times.items():
         ts = np.array(ts)
-        print(f"| {name} | {np.median(ts) * 1e3:.2f} | {ts.min() * 1e3:.2f} | "
-              f"{np.median(ts / sync):.2f} |")
+        print(
+            f"| {name} | {np.median(ts) * 1e3:.2f} | {ts.min() * 1e3:.2f} | "
+            f"{np.median(ts / sync):.2f} |"
+        )
 
 
 if __name__ == "__main__":

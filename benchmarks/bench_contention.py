@@ -28,14 +28,17 @@ REPEATS = 15
 BUSY = os.environ.get("BUSY", "").split()
 # another process's work as a compile or a data loader does it: bursts of a few ms of CPU
 # with short sleeps between (a pure spin loop lets OpenMP's spinning threads keep up)
-COMPETITOR = os.environ.get("COMPETITOR", """
+COMPETITOR = os.environ.get(
+    "COMPETITOR",
+    """
 import time
 while True:
     t = time.perf_counter()
     while time.perf_counter() - t < 0.003:
         pass
     time.sleep(0.0002)
-""")
+""",
+)
 
 
 def measure() -> dict:
@@ -79,17 +82,35 @@ def main(argv=None):
         return
     rows = []
     for name, env in LAYERS.items():
-        run = subprocess.run([sys.executable, "-m", "benchmarks.bench_contention", "--child"],
-                             capture_output=True, text=True, env={**os.environ, **env},
-                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        run = subprocess.run(
+            [sys.executable, "-m", "benchmarks.bench_contention", "--child"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
         if run.returncode:
             rows.append((name, f"ERROR: {run.stderr.strip().splitlines()[-1]}"))
             continue
         r = json.loads(run.stdout.splitlines()[-1])
-        rows.append((name, f"{r['quiet']:.0f}", f"{r['contended']:.0f}", f"{r['single']:.0f}",
-                     f"{r['contended'] / r['quiet']:.2f}", f"{r['contended'] / r['single']:.2f}"))
-    head = ("threading layer", "quiet µs", "contended µs", "single-thread µs (contended)",
-            "contended/quiet", "contended/single")
+        rows.append(
+            (
+                name,
+                f"{r['quiet']:.0f}",
+                f"{r['contended']:.0f}",
+                f"{r['single']:.0f}",
+                f"{r['contended'] / r['quiet']:.2f}",
+                f"{r['contended'] / r['single']:.2f}",
+            )
+        )
+    head = (
+        "threading layer",
+        "quiet µs",
+        "contended µs",
+        "single-thread µs (contended)",
+        "contended/quiet",
+        "contended/single",
+    )
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))

@@ -46,10 +46,13 @@ def _inputs(rows, chunk):
     import dask.array as da
 
     rng = np.random.default_rng(0)
-    x = da.random.default_rng(0).standard_normal((rows, COLS), chunks=(chunk, COLS),
-                                                  dtype=np.float32)
-    g, b = rng.standard_normal(COLS).astype(np.float32), rng.standard_normal(COLS).astype(
-        np.float32)
+    x = da.random.default_rng(0).standard_normal(
+        (rows, COLS), chunks=(chunk, COLS), dtype=np.float32
+    )
+    g, b = (
+        rng.standard_normal(COLS).astype(np.float32),
+        rng.standard_normal(COLS).astype(np.float32),
+    )
     w = (rng.standard_normal((COLS, COLS)) / np.sqrt(COLS)).astype(np.float32)
     return x, {"layernorm": (layernorm, (g, b)), "softmax MLP": (softmax_mlp, (w, b))}
 
@@ -107,9 +110,16 @@ def run(rows, chunk, workers) -> list[dict]:
 
     out = []
     for n in workers:
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=40) as cluster, \
-                Client(cluster):
+        with (
+            LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=40,
+            ) as cluster,
+            Client(cluster),
+        ):
             x, cases = _inputs(rows, chunk)
             x = x.persist()
             x.sum().compute()  # wait until it is in the workers' memory
@@ -120,23 +130,41 @@ def run(rows, chunk, workers) -> list[dict]:
                 first = time.perf_counter() - t
                 jitc_s = _time(jitted, x, rest)
                 numpy_s = _time(functools.partial(da.map_blocks, fn, dtype=np.float32), x, rest)
-                np.testing.assert_allclose(jitted(x[:chunk], *rest).compute(),
-                                           fn(x[:chunk].compute(), *rest), rtol=1e-3, atol=1e-4)
-                out.append({"case": name, "workers": n, "numpy": numpy_s, "jitc": jitc_s,
-                            "first": first, "tasks": x.numblocks[0],
-                            "overhead": task_overhead()})
+                np.testing.assert_allclose(
+                    jitted(x[:chunk], *rest).compute(),
+                    fn(x[:chunk].compute(), *rest),
+                    rtol=1e-3,
+                    atol=1e-4,
+                )
+                out.append(
+                    {
+                        "case": name,
+                        "workers": n,
+                        "numpy": numpy_s,
+                        "jitc": jitc_s,
+                        "first": first,
+                        "tasks": x.numblocks[0],
+                        "overhead": task_overhead(),
+                    }
+                )
     return out
 
 
 def table(rows_, rows, chunk) -> str:
     gib = rows * COLS * 4 / 2**30
-    lines = [f"### Dask: f(x).sum(axis=0), x f32[{rows},{COLS}] ({gib:.1f} GiB) in chunks of "
-             f"{chunk} rows, LocalCluster of worker processes, 1 thread each", "",
-             "| case | workers | tasks | dask + NumPy chunks | dask + jitc | jitc/NumPy | "
-             "jitc first compute |", "|---|--:|--:|--:|--:|--:|--:|"]
+    lines = [
+        f"### Dask: f(x).sum(axis=0), x f32[{rows},{COLS}] ({gib:.1f} GiB) in chunks of "
+        f"{chunk} rows, LocalCluster of worker processes, 1 thread each",
+        "",
+        "| case | workers | tasks | dask + NumPy chunks | dask + jitc | jitc/NumPy | "
+        "jitc first compute |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
     for r in rows_:
-        lines.append(f"| {r['case']} | {r['workers']} | {r['tasks']} | {r['numpy']:.2f} s | "
-                     f"{r['jitc']:.2f} s | {r['jitc'] / r['numpy']:.2f}x | {r['first']:.2f} s |")
+        lines.append(
+            f"| {r['case']} | {r['workers']} | {r['tasks']} | {r['numpy']:.2f} s | "
+            f"{r['jitc']:.2f} s | {r['jitc'] / r['numpy']:.2f}x | {r['first']:.2f} s |"
+        )
     overhead = statistics.median(r["overhead"] for r in rows_)
     return "\n".join(lines + ["", _estimate(chunk, overhead)])
 
@@ -152,16 +180,18 @@ def _estimate(chunk, overhead, total=1e12, nodes=100, cores=16) -> str:
     best = (total / (rate * overhead)) ** 0.5
     threads = nodes * cores
     compute, dispatch = total / (threads * rate), threads * overhead
-    return (f"Paper estimate for 1 TB: jitc's layernorm runs at {rate / 1e9:.1f} GB/s on one "
-            f"thread ({per_chunk * 1e3:.1f} ms per {chunk * COLS * 4 / 2**20:.0f} MiB chunk) "
-            f"and the scheduler spends {overhead * 1e3:.2f} ms per task (both measured here). "
-            f"One pass keeps at most sqrt(1 TB / (rate x overhead)) = {best:.0f} threads busy "
-            f"({best / cores:.0f} nodes of {cores} cores), with chunks of "
-            f"{total / best / 2**30:.1f} GiB, about {2 * best * overhead:.2f} s per pass. "
-            f"On {nodes} nodes ({threads} threads) a pass computes for {compute:.3f} s but "
-            f"takes {dispatch:.2f} s to schedule: saturating them takes tasks of at least "
-            f"{dispatch:.1f} s of work, i.e. {dispatch / compute:.0f} passes fused per task "
-            "(time steps of a stencil, epochs over the data).")
+    return (
+        f"Paper estimate for 1 TB: jitc's layernorm runs at {rate / 1e9:.1f} GB/s on one "
+        f"thread ({per_chunk * 1e3:.1f} ms per {chunk * COLS * 4 / 2**20:.0f} MiB chunk) "
+        f"and the scheduler spends {overhead * 1e3:.2f} ms per task (both measured here). "
+        f"One pass keeps at most sqrt(1 TB / (rate x overhead)) = {best:.0f} threads busy "
+        f"({best / cores:.0f} nodes of {cores} cores), with chunks of "
+        f"{total / best / 2**30:.1f} GiB, about {2 * best * overhead:.2f} s per pass. "
+        f"On {nodes} nodes ({threads} threads) a pass computes for {compute:.3f} s but "
+        f"takes {dispatch:.2f} s to schedule: saturating them takes tasks of at least "
+        f"{dispatch:.1f} s of work, i.e. {dispatch / compute:.0f} passes fused per task "
+        "(time steps of a stencil, epochs over the data)."
+    )
 
 
 def main():

@@ -41,8 +41,7 @@ def mlp_heads(x, W1, b1, W2):
 
 def head_projections(x, Wq, Wk, Wv):
     """Per-head q, k and v projections (separate weights per head), concatenated."""
-    return tuple(np.concatenate([x @ W[h] for h in range(N_HEAD)], axis=1)
-                 for W in (Wq, Wk, Wv))
+    return tuple(np.concatenate([x @ W[h] for h in range(N_HEAD)], axis=1) for W in (Wq, Wk, Wv))
 
 
 def cases():
@@ -52,21 +51,30 @@ def cases():
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
     x = normal(1, D)
-    yield (f"{HEADS} MLP heads [1,{D}] -> {HIDDEN} -> {OUT} (float32)", mlp_heads,
-           (x, normal(HEADS, D, HIDDEN, scale=D ** -0.5), normal(HEADS, HIDDEN),
-            normal(HEADS, HIDDEN, OUT, scale=HIDDEN ** -0.5)))
-    yield (f"per-head q/k/v projections [1,{D}], {N_HEAD} heads x {D_HEAD} (float32)",
-           head_projections,
-           tuple([x] + [normal(N_HEAD, D, D_HEAD, scale=D ** -0.5) for _ in range(3)]))
+    yield (
+        f"{HEADS} MLP heads [1,{D}] -> {HIDDEN} -> {OUT} (float32)",
+        mlp_heads,
+        (
+            x,
+            normal(HEADS, D, HIDDEN, scale=D**-0.5),
+            normal(HEADS, HIDDEN),
+            normal(HEADS, HIDDEN, OUT, scale=HIDDEN**-0.5),
+        ),
+    )
+    yield (
+        f"per-head q/k/v projections [1,{D}], {N_HEAD} heads x {D_HEAD} (float32)",
+        head_projections,
+        tuple([x] + [normal(N_HEAD, D, D_HEAD, scale=D**-0.5) for _ in range(3)]),
+    )
     # controls: W2 at batch 1 has no independent branches; W4's LSTM cells depend on each
     # other within a step, and unrolled, the cells of a diagonal (step t, layer l and step
     # t+1, layer l-1) are independent but too small to be worth a parallel region
-    yield ("control: W2 softmax(relu(x@W+b)) [1,512]x[512,1024]", dense_softmax,
-           w2_inputs(1))
+    yield ("control: W2 softmax(relu(x@W+b)) [1,512]x[512,1024]", dense_softmax, w2_inputs(1))
     step, unrolled = make_lstm(60)
     xs = rng.standard_normal((100, 1, 60))
-    state = tuple((rng.standard_normal((1, 60)) * 0.5, rng.standard_normal((1, 60)) * 0.5)
-                  for _ in range(3))
+    state = tuple(
+        (rng.standard_normal((1, 60)) * 0.5, rng.standard_normal((1, 60)) * 0.5) for _ in range(3)
+    )
     yield "control: W4 LSTM 3x60 batch 1, one step", step, (xs[0], state)
     yield "control: W4 LSTM 100 steps, jitted unrolled loop", unrolled, (xs, state)
 
@@ -90,8 +98,13 @@ def sample(fn, n):
 def _tasks(chains) -> str:
     """A group's tasks: "24 tasks", or "4 tasks of 1-2 kernels" where chains run in them."""
     lengths = sorted({len(c) for c in chains})
-    span = "" if lengths == [1] else \
-        f" of {lengths[0]}-{lengths[-1]}" if len(lengths) > 1 else f" of {lengths[0]}"
+    span = (
+        ""
+        if lengths == [1]
+        else f" of {lengths[0]}-{lengths[-1]}"
+        if len(lengths) > 1
+        else f" of {lengths[0]}"
+    )
     return f"{len(chains)} tasks{span and span + ' kernels'}"
 
 
@@ -124,13 +137,21 @@ def time_case(name, fn, fargs, rounds):
     med = {k: statistics.median(v) for k, v in times.items()}
     kernels = sum(len(chain) for chains in launches for chain in chains)
     groups = [chains for chains in launches if sum(map(len, chains)) > 1]
-    sizes = ", ".join(map(_tasks, groups)) if len(groups) <= 4 else \
-        f"{len(groups)}, the largest of {max(map(len, groups))} tasks"
-    return [name, f"{kernels} kernels, {len(launches)} launches (groups: {sizes or 'none'})",
-            f"{med['sequential'] * 1e6:.1f} µs", f"{med['concurrent'] * 1e6:.1f} µs",
-            f"{med['concurrent'] / med['sequential']:.2f}x",
-            f"{min(times['concurrent']) / min(times['sequential']):.2f}x",
-            f"{med['NumPy'] * 1e6:.1f} µs", f"{med['concurrent'] / med['NumPy']:.2f}x"]
+    sizes = (
+        ", ".join(map(_tasks, groups))
+        if len(groups) <= 4
+        else f"{len(groups)}, the largest of {max(map(len, groups))} tasks"
+    )
+    return [
+        name,
+        f"{kernels} kernels, {len(launches)} launches (groups: {sizes or 'none'})",
+        f"{med['sequential'] * 1e6:.1f} µs",
+        f"{med['concurrent'] * 1e6:.1f} µs",
+        f"{med['concurrent'] / med['sequential']:.2f}x",
+        f"{min(times['concurrent']) / min(times['sequential']):.2f}x",
+        f"{med['NumPy'] * 1e6:.1f} µs",
+        f"{med['concurrent'] / med['NumPy']:.2f}x",
+    ]
 
 
 def main(argv=None):
@@ -145,11 +166,21 @@ def main(argv=None):
 
     load = os.getloadavg()[0]
     rows = [time_case(name, fn, fargs, args.rounds) for name, fn, fargs in cases()]
-    cols = ["case", "schedule", "sequential", "concurrent", "concurrent/sequential",
-            "(fastest samples)", "NumPy", "concurrent/NumPy"]
-    print(f"{os.cpu_count()} cores, numba {numba.get_num_threads()} threads "
-          f"({numba.threading_layer()}), load average {load:.1f} at start, "
-          f"{os.getloadavg()[0]:.1f} at the end; {args.rounds} rounds\n")
+    cols = [
+        "case",
+        "schedule",
+        "sequential",
+        "concurrent",
+        "concurrent/sequential",
+        "(fastest samples)",
+        "NumPy",
+        "concurrent/NumPy",
+    ]
+    print(
+        f"{os.cpu_count()} cores, numba {numba.get_num_threads()} threads "
+        f"({numba.threading_layer()}), load average {load:.1f} at start, "
+        f"{os.getloadavg()[0]:.1f} at the end; {args.rounds} rounds\n"
+    )
     if args.markdown:
         print("| " + " | ".join(cols) + " |")
         print("|---" + "|--:" * (len(cols) - 1) + "|")
@@ -158,8 +189,11 @@ def main(argv=None):
     else:
         w = [max(len(str(r[i])) for r in [cols] + rows) for i in range(len(cols))]
         for r in [cols] + rows:
-            print("  ".join(str(c).ljust(w[i]) if i == 0 else str(c).rjust(w[i])
-                            for i, c in enumerate(r)))
+            print(
+                "  ".join(
+                    str(c).ljust(w[i]) if i == 0 else str(c).rjust(w[i]) for i, c in enumerate(r)
+                )
+            )
 
 
 if __name__ == "__main__":

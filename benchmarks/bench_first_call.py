@@ -90,13 +90,19 @@ def mlp_first_calls(runs: int) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out: dict = {"cold": [], "cold, fresh runtime store": [], "warm": []}
     with tempfile.TemporaryDirectory() as tmp:
+
         def one(cache, store):
-            env = dict(os.environ, JITC_CACHE_DIR=cache, JITC_RUNTIME_DIR=store,
-                       PYTHONPATH=root)
+            env = dict(os.environ, JITC_CACHE_DIR=cache, JITC_RUNTIME_DIR=store, PYTHONPATH=root)
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             t = time.perf_counter()
-            run = subprocess.run([sys.executable, "-c", MLP_CHILD], env=env, cwd=root,
-                                 capture_output=True, text=True, timeout=600)
+            run = subprocess.run(
+                [sys.executable, "-c", MLP_CHILD],
+                env=env,
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             wall = time.perf_counter() - t
             if run.returncode:
                 raise RuntimeError(run.stderr.strip().splitlines()[-1])
@@ -108,22 +114,37 @@ def mlp_first_calls(runs: int) -> dict:
         for i in range(runs):
             out["cold"].append(one(os.path.join(tmp, f"cold{i}"), store))
             out["cold, fresh runtime store"].append(
-                one(os.path.join(tmp, f"fresh{i}"), os.path.join(tmp, f"store{i}")))
+                one(os.path.join(tmp, f"fresh{i}"), os.path.join(tmp, f"store{i}"))
+            )
         for _ in range(runs):
             out["warm"].append(one(os.path.join(tmp, "cold0"), store))
     return out
 
 
 def mlp_lines(results: dict) -> list:
-    lines = [("softmax MLP [256,512]x[512,1024]", "first call (s), median",
-              "first call (s), all runs", "imports + first call (s)", "process (s)")]
+    lines = [
+        (
+            "softmax MLP [256,512]x[512,1024]",
+            "first call (s), median",
+            "first call (s), all runs",
+            "imports + first call (s)",
+            "process (s)",
+        )
+    ]
 
     def median(values):
         return f"{sorted(values)[len(values) // 2]:.2f}"
 
     for mode, rows in results.items():
-        lines.append((mode, median([r[0] for r in rows]), " ".join(f"{r[0]:.2f}" for r in rows),
-                      median([r[1] for r in rows]), median([r[2] for r in rows])))
+        lines.append(
+            (
+                mode,
+                median([r[0] for r in rows]),
+                " ".join(f"{r[0]:.2f}" for r in rows),
+                median([r[1] for r in rows]),
+                median([r[2] for r in rows]),
+            )
+        )
     return lines
 
 
@@ -135,11 +156,13 @@ def make(case: str, n: int, xp=None):
     xp = xp or np
     rng = np.random.default_rng(0)
     if case == "sum":
+
         def fn(*xs):
             acc = xs[0]
             for x in xs[1:]:
                 acc = acc + x
             return acc
+
         return fn, tuple(rng.standard_normal(1000) for _ in range(n))
     if case == "sgd":
         k = n // 3
@@ -148,6 +171,7 @@ def make(case: str, n: int, xp=None):
 
         def fn(params, grads):  # pure: JAX cannot update in place; jitc writes results
             return {name: p - 0.01 * grads[name] for name, p in params.items()}
+
         return fn, (params, grads)
     terms = [xp.sin, xp.exp, xp.tanh, xp.sqrt, xp.abs, xp.log1p, xp.cos]
 
@@ -156,6 +180,7 @@ def make(case: str, n: int, xp=None):
         for i, x in enumerate(xs):
             acc = acc + terms[i % len(terms)](xp.abs(x))
         return acc
+
     return fn, tuple(rng.standard_normal(1000) for _ in range(n))
 
 
@@ -163,8 +188,14 @@ def child(which: str, case: str, n: int) -> dict:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, JITC_CACHE_DIR=cache, PYTHONPATH=root)
-        run = subprocess.run([sys.executable, "-c", CHILD, which, case, str(n)], env=env,
-                             cwd=root, capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [sys.executable, "-c", CHILD, which, case, str(n)],
+            env=env,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     if run.returncode:
         return {"error": run.stderr.strip().splitlines()[-1]}
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -198,12 +229,28 @@ def main(argv=None):
     def cell(r, key, fmt):
         return fmt.format(r[key]) if key in r else r["error"][:40]
 
-    header = ("case", "arrays", "jitc first call (s)", "JAX first call (s)",
-              "jitc call (µs)", "JAX call (µs)", "NumPy call (µs)")
+    header = (
+        "case",
+        "arrays",
+        "jitc first call (s)",
+        "JAX first call (s)",
+        "jitc call (µs)",
+        "JAX call (µs)",
+        "NumPy call (µs)",
+    )
     lines = [header]
     for case, n, j, x, numpy_us in rows:
-        lines.append((case, str(n), cell(j, "first", "{:.2f}"), cell(x, "first", "{:.2f}"),
-                      cell(j, "call", "{:.1f}"), cell(x, "call", "{:.1f}"), f"{numpy_us:.1f}"))
+        lines.append(
+            (
+                case,
+                str(n),
+                cell(j, "first", "{:.2f}"),
+                cell(x, "first", "{:.2f}"),
+                cell(j, "call", "{:.1f}"),
+                cell(x, "call", "{:.1f}"),
+                f"{numpy_us:.1f}",
+            )
+        )
     show(lines, args.markdown)
 
 

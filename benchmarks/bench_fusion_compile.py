@@ -59,9 +59,20 @@ def _params(rng):
     def f(*shape):
         return (rng.standard_normal(shape) * 0.1).astype(np.float32)
 
-    return {"g1": 1 + f(C), "b1": f(C), "w_qkv": f(C, 3 * C), "b_qkv": f(3 * C),
-            "w_o": f(C, C), "b_o": f(C), "g2": 1 + f(C), "b2": f(C),
-            "w_fc": f(C, 4 * C), "b_fc": f(4 * C), "w_pr": f(4 * C, C), "b_pr": f(C)}
+    return {
+        "g1": 1 + f(C),
+        "b1": f(C),
+        "w_qkv": f(C, 3 * C),
+        "b_qkv": f(3 * C),
+        "w_o": f(C, C),
+        "b_o": f(C),
+        "g2": 1 + f(C),
+        "b2": f(C),
+        "w_fc": f(C, 4 * C),
+        "b_fc": f(4 * C),
+        "w_pr": f(4 * C, C),
+        "b_pr": f(C),
+    }
 
 
 def main(argv=None) -> float:
@@ -97,13 +108,19 @@ def main(argv=None) -> float:
             split.setdefault(name, []).append(seconds * 1e3)
     ms = statistics.median(samples)
     stats = graph_stats(optimized)
-    print(f"fusion compile time: {n_ops} traced ops -> {stats['kernels']} kernels "
-          f"({stats['fusions']} fusions), temp_bytes {stats['temp_bytes']}")
-    print(f"  optimize (simplify + fuse): {ms:.1f} ms median of {args.repeats} "
-          f"(min {min(samples):.1f} ms); target < {TARGET_MS:.0f} ms for 1,000 ops: "
-          f"{'ok' if ms < TARGET_MS * max(1.0, n_ops / 1000) else 'SLOW'}")
-    print("  per pass: " + ", ".join(f"{name} {statistics.median(v):.1f} ms"
-                                     for name, v in split.items()))
+    print(
+        f"fusion compile time: {n_ops} traced ops -> {stats['kernels']} kernels "
+        f"({stats['fusions']} fusions), temp_bytes {stats['temp_bytes']}"
+    )
+    print(
+        f"  optimize (simplify + fuse): {ms:.1f} ms median of {args.repeats} "
+        f"(min {min(samples):.1f} ms); target < {TARGET_MS:.0f} ms for 1,000 ops: "
+        f"{'ok' if ms < TARGET_MS * max(1.0, n_ops / 1000) else 'SLOW'}"
+    )
+    print(
+        "  per pass: "
+        + ", ".join(f"{name} {statistics.median(v):.1f} ms" for name, v in split.items())
+    )
     return ms
 
 

@@ -94,12 +94,15 @@ def run(names, repeats, quick):
     from benchmarks.run import median_time
 
     jax, jax_missing = _jax()
-    print(f"== cuda: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
-          f"CuPy {cp.__version__}" + (f", JAX {jax.__version__}" if jax else ""))
+    print(
+        f"== cuda: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, "
+        f"CuPy {cp.__version__}" + (f", JAX {jax.__version__}" if jax else "")
+    )
     if jax_missing:
         print(f"   JAX column n/a: {jax_missing}")
-    print(f"{'workload':<48} {'CuPy':>10} {'JAX':>10} {'jitc':>10} {'jitc/CuPy':>9} "
-          f"{'jitc/JAX':>8}")
+    print(
+        f"{'workload':<48} {'CuPy':>10} {'JAX':>10} {'jitc':>10} {'jitc/CuPy':>9} {'jitc/JAX':>8}"
+    )
     failures = []
     for name in names:
         for case in WORKLOADS[name](quick=quick):
@@ -111,15 +114,21 @@ def run(names, repeats, quick):
                     call, sync = prepare(impl, case, cp, jax)
                     out = call()
                     sync(out)
-                    check(to_host(out, cp), case.fn(*case.args), case.rtol, case.atol,
-                          exact_dtype=impl == "jitc")
+                    check(
+                        to_host(out, cp),
+                        case.fn(*case.args),
+                        case.rtol,
+                        case.atol,
+                        exact_dtype=impl == "jitc",
+                    )
                     times[impl] = median_time(lambda c=call, s=sync: s(c()), repeats, 0.02)
                 except Exception as e:  # noqa: BLE001 - reported, the run goes on
                     failures.append(f"{impl} on {case.name}: {type(e).__name__}: {e}")
-            cells = [f"{times[i] * 1e6:8.1f}us" if i in times else "n/a".rjust(10)
-                     for i in IMPLS]
-            ratios = [f"{times['jitc'] / times[p]:.2f}" if "jitc" in times and p in times
-                      else "n/a" for p in ("CuPy", "JAX")]
+            cells = [f"{times[i] * 1e6:8.1f}us" if i in times else "n/a".rjust(10) for i in IMPLS]
+            ratios = [
+                f"{times['jitc'] / times[p]:.2f}" if "jitc" in times and p in times else "n/a"
+                for p in ("CuPy", "JAX")
+            ]
             print(f"{case.name[:48]:<48} {' '.join(cells)} {ratios[0]:>9} {ratios[1]:>8}")
     for f in failures:
         print("failure:", f)

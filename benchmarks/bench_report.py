@@ -17,15 +17,21 @@ from jitc.report import kernel_times
 
 
 def gelu(x):
-    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
 
 
 def cases(quick: bool):
-    out = [(c.name, c.fn, c.args) for w in ("W1", "W2", "W3")
-           for c in workloads.WORKLOADS[w](quick)]
+    out = [
+        (c.name, c.fn, c.args) for w in ("W1", "W2", "W3") for c in workloads.WORKLOADS[w](quick)
+    ]
     n = 1 << (16 if quick else 23)
-    out.append((f"tanh-GELU {n // 2**20 or n}{'M' if n >= 2**20 else ''} f32", gelu,
-                (np.random.default_rng(0).standard_normal(n).astype(np.float32),)))
+    out.append(
+        (
+            f"tanh-GELU {n // 2**20 or n}{'M' if n >= 2**20 else ''} f32",
+            gelu,
+            (np.random.default_rng(0).standard_normal(n).astype(np.float32),),
+        )
+    )
     return out
 
 
@@ -41,13 +47,18 @@ def main(argv=None) -> None:
             if r["inside"]:
                 cells = [f"in {r['inside']}", "", "", "", ""]
             else:
-                cells = [f"{r['ns'] / 1e3:,.1f}", f"{100 * r['ns'] / t['kernel_ns']:.0f}%",
-                         f"{r['gbs']:.1f}" if r["gbs"] else "",
-                         f"{r['bw_share']:.0f}%" if r["bw_share"] else "",
-                         f"{r['gflops']:.1f}" if r["gflops"] else ""]
+                cells = [
+                    f"{r['ns'] / 1e3:,.1f}",
+                    f"{100 * r['ns'] / t['kernel_ns']:.0f}%",
+                    f"{r['gbs']:.1f}" if r["gbs"] else "",
+                    f"{r['bw_share']:.0f}%" if r["bw_share"] else "",
+                    f"{r['gflops']:.1f}" if r["gflops"] else "",
+                ]
             print(f"| {name} | {r['name']} | {r['summary_short']} | " + " | ".join(cells) + " |")
-        print(f"| {name} | (call) | copy bandwidth {t['copy_gbs']:.1f} GB/s | "
-              f"{t['call_ns'] / 1e3:,.1f} | | | | |")
+        print(
+            f"| {name} | (call) | copy bandwidth {t['copy_gbs']:.1f} GB/s | "
+            f"{t['call_ns'] / 1e3:,.1f} | | | | |"
+        )
 
 
 if __name__ == "__main__":

@@ -31,9 +31,16 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = ("W2 softmax MLP", "W7 GPT-2 block")
 # (implementation, JITC_COMPILE, cache) per row; cache "warm" reuses the row above's
-ROWS = [("NumPy", None, "-"), ("numba", None, "cold"), ("JAX", None, "cold"),
-        ("jitc", "sync", "cold"), ("jitc", "sync", "warm"),
-        ("jitc", "tiered", "cold"), ("jitc", "tiered", "warm"), ("jitc", "tiered", "cold, idle")]
+ROWS = [
+    ("NumPy", None, "-"),
+    ("numba", None, "cold"),
+    ("JAX", None, "cold"),
+    ("jitc", "sync", "cold"),
+    ("jitc", "sync", "warm"),
+    ("jitc", "tiered", "cold"),
+    ("jitc", "tiered", "warm"),
+    ("jitc", "tiered", "cold, idle"),
+]
 MAX_WAIT = 300  # seconds a tiered child keeps calling before it gives up
 
 
@@ -71,18 +78,32 @@ def child(impl: str, workload: str, quick: bool, idle: bool) -> None:
             fn(*args)  # the first compiled call
         compiled_at = time.perf_counter() - t0 if compiled else None
     steady = median_time(lambda: peers.sync(impl, fn(*args)), 7, 0.02)
-    print(json.dumps({"first": first, "compiled_at": compiled_at, "calls_before": calls_before,
-                      "steady": steady}))
+    print(
+        json.dumps(
+            {
+                "first": first,
+                "compiled_at": compiled_at,
+                "calls_before": calls_before,
+                "steady": steady,
+            }
+        )
+    )
 
 
 def run_row(impl, mode, cache, workload, quick, cache_dir):
     env = dict(os.environ, JITC_CACHE_DIR=cache_dir, PYTHONPATH=ROOT)
     if mode:
         env["JITC_COMPILE"] = mode
-    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_tiered", "--child", impl,
-                        workload] + (["--quick"] if quick else [])
-                       + (["--idle"] if "idle" in cache else []), env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=MAX_WAIT + 120)
+    p = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_tiered", "--child", impl, workload]
+        + (["--quick"] if quick else [])
+        + (["--idle"] if "idle" in cache else []),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=MAX_WAIT + 120,
+    )
     lines = p.stdout.strip().splitlines()
     if p.returncode or not lines:
         return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:200]}
@@ -105,9 +126,14 @@ def cells(impl, mode, cache, r) -> tuple:
     if "error" in r:
         return (name, cache, "ERROR " + r["error"], "", "", "")
     at = r["compiled_at"]
-    return (name, cache, f"{r['first']:.3f}",
-            "-" if impl == "NumPy" else "gave up" if at is None else f"{at:.3f}",
-            str(r["calls_before"]), f"{r['steady'] * 1e3:.2f}")
+    return (
+        name,
+        cache,
+        f"{r['first']:.3f}",
+        "-" if impl == "NumPy" else "gave up" if at is None else f"{at:.3f}",
+        str(r["calls_before"]),
+        f"{r['steady'] * 1e3:.2f}",
+    )
 
 
 def main(argv=None):
@@ -119,8 +145,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.child:
         return child(*args.child, args.quick, args.idle)
-    header = ("implementation", "cache", "first result (s)", "compiled speed at (s)",
-              "reference-tier calls", "steady call (ms)")
+    header = (
+        "implementation",
+        "cache",
+        "first result (s)",
+        "compiled speed at (s)",
+        "reference-tier calls",
+        "steady call (ms)",
+    )
     for workload in WORKLOADS:
         lines = [header] + table(workload, args.quick)
         print(f"\n{workload} ({case_of(workload, args.quick).name}), {os.cpu_count()} cores")

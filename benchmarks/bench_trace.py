@@ -62,8 +62,10 @@ def main(repeats: int = 7) -> float:
     times = sorted(trace_once(jitted, (x, w))[0] for _ in range(repeats))
     best, median = times[0] * 1e3, times[len(times) // 2] * 1e3
     per_1000 = median * 1000 / n_ops
-    print(f"trace: {n_ops} ops in {median:.1f} ms median ({best:.1f} ms best) = "
-          f"{per_1000:.1f} ms per 1,000 ops (budget {BUDGET_MS:.0f} ms)")
+    print(
+        f"trace: {n_ops} ops in {median:.1f} ms median ({best:.1f} ms best) = "
+        f"{per_1000:.1f} ms per 1,000 ops (budget {BUDGET_MS:.0f} ms)"
+    )
     return per_1000
 
 

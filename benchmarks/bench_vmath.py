@@ -22,7 +22,7 @@ from numba import njit
 
 from jitc.backends.cpu.vmath import VMATH
 
-FASTMATH = {"reassoc", "contract", "arcp", "afn"}   # the most a caller may use
+FASTMATH = {"reassoc", "contract", "arcp", "afn"}  # the most a caller may use
 
 
 def _sigmoid_np(x, out):
@@ -34,6 +34,7 @@ def _sigmoid_np(x, out):
 
 def _erf_np(x, out):
     import scipy.special
+
     scipy.special.erf(x, out=out)
 
 
@@ -55,6 +56,7 @@ def _loop(fn):
     def apply(x, out):
         for i in range(x.size):
             out[i] = fn(x[i])
+
     return apply
 
 
@@ -65,6 +67,7 @@ def _math_loop(fn, dtype):
     def apply(x, out):
         for i in range(x.size):
             out[i] = t(fn(x[i]))
+
     return apply
 
 
@@ -86,8 +89,11 @@ def _vector_width(ir_text: str) -> str:
     return f"<{max(widths)}>" if widths else "scalar"
 
 
-_LIBM = re.compile(r"^declare [^@]*@\"?(llvm\.)?(exp|exp2|expm1|log|log2|log10|log1p|pow|sin|"
-                   r"cos|tan|tanh|erf|sqrt|fma|floor|ceil|rint|round|trunc)[fl]?[.(\"]", re.M)
+_LIBM = re.compile(
+    r"^declare [^@]*@\"?(llvm\.)?(exp|exp2|expm1|log|log2|log10|log1p|pow|sin|"
+    r"cos|tan|tanh|erf|sqrt|fma|floor|ceil|rint|round|trunc)[fl]?[.(\"]",
+    re.M,
+)
 
 
 def main(argv=None):
@@ -99,8 +105,10 @@ def main(argv=None):
     names = args.only.split(",") if args.only else list(PEERS)
     rng = np.random.default_rng(0)
     print(f"{args.n} elements, best of {args.repeats}; ratios < 1: jitc is faster")
-    head = (f"{'function':9s} {'dtype':8s} {'jitc ms':>8s} {'numpy ms':>9s} {'math ms':>8s} "
-            f"{'jitc/np':>8s} {'jitc/math':>9s} {'vector':>7s} {'libm':>5s} {'max rel err':>11s}")
+    head = (
+        f"{'function':9s} {'dtype':8s} {'jitc ms':>8s} {'numpy ms':>9s} {'math ms':>8s} "
+        f"{'jitc/np':>8s} {'jitc/math':>9s} {'vector':>7s} {'libm':>5s} {'max rel err':>11s}"
+    )
     print(head)
     print("-" * len(head))
     for name in names:
@@ -111,8 +119,12 @@ def main(argv=None):
             jit_loop = _loop(VMATH[(name, dtype)])
             jit_loop(x, out)
             np_fn(x, ref)
-            rel = float(np.max(np.abs(out.astype(np.float64) - ref) /
-                               np.maximum(np.abs(ref.astype(np.float64)), 1e-300)))
+            rel = float(
+                np.max(
+                    np.abs(out.astype(np.float64) - ref)
+                    / np.maximum(np.abs(ref.astype(np.float64)), 1e-300)
+                )
+            )
             if not np.allclose(out, ref, rtol=1e-5 if dtype == np.float32 else 1e-13, atol=0):
                 print(f"{name} {dtype.__name__}: WRONG, max rel err {rel:.2e}")
             t_jit = _best_ms(args.repeats, jit_loop, x, out)
@@ -126,9 +138,11 @@ def main(argv=None):
                 t_math, r_math = f"{'n/a':>8s}", f"{'n/a':>9s}"
             ir_text = jit_loop.inspect_llvm(jit_loop.signatures[0])
             libm = "yes" if _LIBM.search(ir_text) else "no"
-            print(f"{name:9s} {dtype.__name__:8s} {t_jit:8.2f} {t_np:9.2f} {t_math} "
-                  f"{t_jit / t_np:8.2f} {r_math} {_vector_width(ir_text):>7s} {libm:>5s} "
-                  f"{rel:11.1e}")
+            print(
+                f"{name:9s} {dtype.__name__:8s} {t_jit:8.2f} {t_np:9.2f} {t_math} "
+                f"{t_jit / t_np:8.2f} {r_math} {_vector_width(ir_text):>7s} {libm:>5s} "
+                f"{rel:11.1e}"
+            )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ def rebind(fn, np_module=None, wrap=None):
         if f not in memo:
             cells = None
             if f.__closure__:
-                cells = tuple(types.CellType(convert(c.cell_contents)) if _is_helper(
-                    c.cell_contents, fn) else c for c in f.__closure__)
+                cells = tuple(
+                    types.CellType(convert(c.cell_contents))
+                    if _is_helper(c.cell_contents, fn)
+                    else c
+                    for c in f.__closure__
+                )
             new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, cells)
             new.__kwdefaults__ = f.__kwdefaults__
             memo[f] = wrap(new) if wrap else new
@@ -68,10 +72,13 @@ def prepare_numba(case, probe=True):
                 raise
             lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()]
             reason = next((ln[4:] for ln in lines if ln.startswith(">>> ")), None) or next(
-                (ln for ln in lines if ln and "Failed in" not in ln), type(e).__name__)
+                (ln for ln in lines if ln and "Failed in" not in ln), type(e).__name__
+            )
             fn = case.numba_fn
-            note = (f"numba cannot compile the NumPy code as written ({reason.rstrip('.')[:150]});"
-                    " timed instead: the natural numba version with loops (workloads.py)")
+            note = (
+                f"numba cannot compile the NumPy code as written ({reason.rstrip('.')[:150]});"
+                " timed instead: the natural numba version with loops (workloads.py)"
+            )
         _numba_compiled[case.fn] = fn, note
     fn, note = _numba_compiled[case.fn]
     return fn, case.args, note
@@ -90,6 +97,7 @@ def jax_module():
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
         try:
             import jax
+
             _jax = jax
         except Exception:  # noqa: BLE001 - any import failure means "not available"
             _jax = False
@@ -99,12 +107,14 @@ def jax_module():
 def prepare_jax(case, probe=True):
     jax = jax_module()
     import jax.numpy as jnp
+
     fn = jax.jit(rebind(case.fn, np_module=jnp))
     return fn, jax.device_put(case.args), None
 
 
 def prepare_jitc(case, probe=True):
     import jitc
+
     return jitc.jit(case.fn, backend="cpu"), case.args, None
 
 
@@ -115,8 +125,7 @@ def import_backend(impl):
         import jitc.backends.cpu.executable  # noqa: F401
 
 
-PREPARE = {"NumPy": prepare_numpy, "numba": prepare_numba, "JAX": prepare_jax,
-           "jitc": prepare_jitc}
+PREPARE = {"NumPy": prepare_numpy, "numba": prepare_numba, "JAX": prepare_jax, "jitc": prepare_jitc}
 
 
 def sync(impl, out):
@@ -152,5 +161,6 @@ def check(got, want, rtol, atol, exact_dtype=True):
             raise AssertionError(
                 f"{where}mismatch: {np.sum(~np.isclose(a, b, rtol, atol, True))} of {b.size} "
                 f"elements off (rtol {rtol}, atol {atol}); worst at {tuple(map(int, k))}: "
-                f"got {a[k]!r}, NumPy {b[k]!r}")
+                f"got {a[k]!r}, NumPy {b[k]!r}"
+            )
     return note

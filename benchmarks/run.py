@@ -37,6 +37,7 @@ ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11")
 
 # ---------------------------------------------------------------- timing
 
+
 def median_time(fn, repeats, min_sample):
     """Median seconds per call of fn() over `repeats` samples of n calls (n: >= min_sample s)."""
     fn()  # warm-up
@@ -76,6 +77,7 @@ def copy_bandwidth(n, repeats):
 
 # ---------------------------------------------------------------- one workload
 
+
 class Table:
     """Rows of cells plus numbered notes; rendered as aligned text or GitHub markdown."""
 
@@ -91,14 +93,22 @@ class Table:
         cols = self.columns
         rows = [[str(c) for c in r] for r in self.rows]
         if markdown:
-            lines = [f"### {self.title}", "", "| " + " | ".join(cols) + " |",
-                     "|" + "|".join("---" if i == 0 else "--:" for i in range(len(cols))) + "|"]
+            lines = [
+                f"### {self.title}",
+                "",
+                "| " + " | ".join(cols) + " |",
+                "|" + "|".join("---" if i == 0 else "--:" for i in range(len(cols))) + "|",
+            ]
             lines += ["| " + " | ".join(r) + " |" for r in rows]
             lines += [""] + [f"{i}. {n}" for i, n in enumerate(self.notes, 1)]
         else:
             w = [max(len(r[i]) for r in [cols] + rows) for i in range(len(cols))]
-            fmt = lambda r: "  ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])  # noqa: E731
-                                      for i, c in enumerate(r))
+
+            def fmt(r):
+                return "  ".join(
+                    c.ljust(w[0]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)
+                )
+
             lines = [f"== {self.title}", fmt(cols), fmt(["-" * x for x in w])]
             lines += [fmt(r) for r in rows] + [f"  [{i}] {n}" for i, n in enumerate(self.notes, 1)]
         return "\n".join(lines) + "\n"
@@ -116,8 +126,9 @@ def fmt_time(t, unit="time"):
 
 def ratio_cells(times):
     j = times.get("jitc")
-    return [f"{j / times[p]:.2f}x" if j and times.get(p) else "-"
-            for p in ("NumPy", "numba", "JAX")]
+    return [
+        f"{j / times[p]:.2f}x" if j and times.get(p) else "-" for p in ("NumPy", "numba", "JAX")
+    ]
 
 
 RATIO_COLS = ["jitc/NumPy", "jitc/numba", "jitc/JAX"]
@@ -158,15 +169,18 @@ def run_case(case, impls, table, args, bandwidth):
             continue
         time.sleep(SETTLE)  # the previous peer's idle thread pool stops spinning first
         times[impl] = median_time(run, args.repeats, args.min_sample)
-        cells.append(fmt_time(times[impl], case.unit) + (table.note(f"{impl}: {note}")
-                                                          if note else ""))
+        cells.append(
+            fmt_time(times[impl], case.unit) + (table.note(f"{impl}: {note}") if note else "")
+        )
     row = [case.name] + cells + ratio_cells(times)
     row.append(fmt_time(first["jitc"]) if "jitc" in first else "-")
     if case.bytes_moved:
         bound = case.bytes_moved / (bandwidth * 1e9)
         j = times.get("jitc")
-        row += [f"{fmt_time(bound)} ({case.bytes_moved / 1e6:.1f} MB)",
-                f"{bound / j:.0%}" if j else "-"]
+        row += [
+            f"{fmt_time(bound)} ({case.bytes_moved / 1e6:.1f} MB)",
+            f"{bound / j:.0%}" if j else "-",
+        ]
     table.rows.append(row)
 
 
@@ -182,6 +196,7 @@ def run_workload(key, impls, args, bandwidth):
 
 
 # ---------------------------------------------------------------- W6: compile times
+
 
 def w6_child(impl, quick):
     """In a fresh process: first call of W2 (compile included), then a new batch size."""
@@ -200,13 +215,18 @@ def w6_child(impl, quick):
     t1 = time.perf_counter()
     peers.sync(impl, fn(x2, *fargs[1:]))
     new_batch = time.perf_counter() - t1
-    print(json.dumps({"first": first, "new_batch": new_batch, "batch": int(x2.shape[0]),
-                      "imports": imports}))
+    print(
+        json.dumps(
+            {"first": first, "new_batch": new_batch, "batch": int(x2.shape[0]), "imports": imports}
+        )
+    )
 
 
 def run_w6(impls, args):
-    table = Table("W6 compile: first call of W2 [256,512] (fresh process), then a new batch "
-                  "size", ["case"] + list(IMPLS) + RATIO_COLS)
+    table = Table(
+        "W6 compile: first call of W2 [256,512] (fresh process), then a new batch size",
+        ["case"] + list(IMPLS) + RATIO_COLS,
+    )
     rows = {k: {} for k in ("cold", "warm", "batch", "imports")}
     cells = {k: [] for k in rows}
     batch = "?"
@@ -220,9 +240,14 @@ def run_w6(impls, args):
             env = dict(os.environ, JITC_CACHE_DIR=cache)
             res = []
             for _ in range(2):  # the second process reuses the cache dir of the first
-                p = subprocess.run([sys.executable, "-m", "benchmarks.run", "--w6-child", impl]
-                                   + (["--quick"] if args.quick else []), cwd=ROOT, env=env,
-                                   capture_output=True, text=True)
+                p = subprocess.run(
+                    [sys.executable, "-m", "benchmarks.run", "--w6-child", impl]
+                    + (["--quick"] if args.quick else []),
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 lines = p.stdout.strip().splitlines()
                 if p.returncode or not lines:
                     err = (p.stderr.strip().splitlines() or ["no output"])[-1][:400]
@@ -230,8 +255,7 @@ def run_w6(impls, args):
                     args.failures.append((impl, "W6", err))
                 else:
                     res.append(json.loads(lines[-1]))
-        for k, r in (("cold", res[0]), ("warm", res[1]), ("batch", res[0]),
-                     ("imports", res[1])):
+        for k, r in (("cold", res[0]), ("warm", res[1]), ("batch", res[0]), ("imports", res[1])):
             if isinstance(r, str):
                 cells[k].append("ERROR " + table.note(f"{impl}: {r}"))
             elif k == "imports" and impl != "jitc":  # imported with the benchmark module
@@ -240,20 +264,25 @@ def run_w6(impls, args):
                 rows[k][impl] = r[{"batch": "new_batch", "imports": "imports"}.get(k, "first")]
                 cells[k].append(fmt_time(rows[k][impl]))
                 batch = r["batch"]
-    names = {"cold": "first call, fresh process, empty cache",
-             "warm": "first call, 2nd fresh process, same cache dir",
-             "batch": f"new batch size ({batch}) in the warm process",
-             "imports": "jitc's backend import, 2nd process (not in the rows above)"}
+    names = {
+        "cold": "first call, fresh process, empty cache",
+        "warm": "first call, 2nd fresh process, same cache dir",
+        "batch": f"new batch size ({batch}) in the warm process",
+        "imports": "jitc's backend import, 2nd process (not in the rows above)",
+    }
     for k in rows:
         table.rows.append([names[k]] + cells[k] + ratio_cells(rows[k]))
-    table.note("numba: the loops version of W2 (numba cannot compile its NumPy code), "
-               "cache=False; JAX has no persistent cache by default. Times exclude imports "
-               "(for jitc: its cpu backend, which starts numba's threads and imports "
-               "numba's array support, which imports scipy.linalg), timed in the last row.")
+    table.note(
+        "numba: the loops version of W2 (numba cannot compile its NumPy code), "
+        "cache=False; JAX has no persistent cache by default. Times exclude imports "
+        "(for jitc: its cpu backend, which starts numba's threads and imports "
+        "numba's array support, which imports scipy.linalg), timed in the last row."
+    )
     return table
 
 
 # ---------------------------------------------------------------- main
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
@@ -280,14 +309,19 @@ def main(argv=None):
     import threadpoolctl
 
     import jitc  # noqa: F401 - import before timing anything
+
     jax = peers.jax_module()
     bandwidth = copy_bandwidth(1 << 20 if args.quick else 1 << 25, args.repeats)
-    pools = ", ".join(f"{p['internal_api']} {p['num_threads']} threads"
-                      for p in threadpoolctl.threadpool_info())
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"jax {jax.__version__ if jax else 'not installed'}; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f} at start; {pools}\n"
-          f"copy bandwidth (np.copyto, float32, read+write) {bandwidth:.1f} GB/s\n", flush=True)
+    pools = ", ".join(
+        f"{p['internal_api']} {p['num_threads']} threads" for p in threadpoolctl.threadpool_info()
+    )
+    print(
+        f"python {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"jax {jax.__version__ if jax else 'not installed'}; {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} at start; {pools}\n"
+        f"copy bandwidth (np.copyto, float32, read+write) {bandwidth:.1f} GB/s\n",
+        flush=True,
+    )
     for key in keys:
         table = run_w6(impls, args) if key == "W6" else run_workload(key, impls, args, bandwidth)
         print(table.render(args.markdown), flush=True)

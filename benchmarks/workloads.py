@@ -23,15 +23,15 @@ SEED = 0
 @dataclass
 class Case:
     name: str
-    fn: Callable                      # the plain NumPy function every implementation compiles
-    args: tuple                       # inputs of `run`
-    run: Callable | None = None       # run(compiled_fn, *args); default compiled_fn(*args)
+    fn: Callable  # the plain NumPy function every implementation compiles
+    args: tuple  # inputs of `run`
+    run: Callable | None = None  # run(compiled_fn, *args); default compiled_fn(*args)
     numba_fn: Callable | None = None  # loops version, used only if numba cannot compile `fn`
-    bytes_moved: int = 0              # minimum memory traffic per call (for the bandwidth bound)
+    bytes_moved: int = 0  # minimum memory traffic per call (for the bandwidth bound)
     rtol: float = 2e-4
     atol: float = 2e-5
-    unit: str = "time"                # how to print the median ("time" or "us/call")
-    skip: dict | None = None          # implementation -> why it cannot run this code
+    unit: str = "time"  # how to print the median ("time" or "us/call")
+    skip: dict | None = None  # implementation -> why it cannot run this code
 
 
 def _rng():
@@ -44,14 +44,16 @@ def _normal(rng, shape, scale=1.0):
 
 # ---------------------------------------------------------------- W1 elementwise chain
 
+
 def chain(x, y):
     return np.tanh(x * 0.5 + y) * (1 / (1 + np.exp(-x))) + 0.1 * x * x
 
 
 def w1(quick=False):
     cases = []
-    for n, label in ([(4096, "4K"), (65536, "64K")] if quick else
-                     [(4 * 2**20, "4M"), (2**16, "64K")]):
+    for n, label in (
+        [(4096, "4K"), (65536, "64K")] if quick else [(4 * 2**20, "4M"), (2**16, "64K")]
+    ):
         rng = _rng()
         x, y = _normal(rng, n), _normal(rng, n)
         cases.append(Case(f"W1 chain {label} f32", chain, (x, y), bytes_moved=3 * x.nbytes))
@@ -59,6 +61,7 @@ def w1(quick=False):
 
 
 # ---------------------------------------------------------------- W2 dense + softmax
+
 
 def dense_softmax(x, W, b):
     y = np.maximum(x @ W + b, 0)
@@ -68,10 +71,10 @@ def dense_softmax(x, W, b):
 
 @numba.njit(fastmath=True, parallel=True, cache=False)
 def dense_softmax_numba(x, W, b):
-    y = x @ W                          # BLAS, then the epilogue fused over each output row
+    y = x @ W  # BLAS, then the epilogue fused over each output row
     n, m = y.shape
     for i in prange(n):
-        mx = np.float32(0.0)           # relu output is >= 0
+        mx = np.float32(0.0)  # relu output is >= 0
         for j in range(m):
             v = max(y[i, j] + b[j], np.float32(0.0))
             y[i, j] = v
@@ -96,12 +99,20 @@ def w2_inputs(batch, d_in=512, d_out=1024):
 
 def w2(quick=False):
     d_in, d_out = (32, 64) if quick else (512, 1024)
-    return [Case(f"W2 softmax(relu(x@W+b)) [{bt},{d_in}]x[{d_in},{d_out}]", dense_softmax,
-                 w2_inputs(bt, d_in, d_out), numba_fn=dense_softmax_numba, atol=1e-6)
-            for bt in ((8, 1) if quick else (256, 1))]
+    return [
+        Case(
+            f"W2 softmax(relu(x@W+b)) [{bt},{d_in}]x[{d_in},{d_out}]",
+            dense_softmax,
+            w2_inputs(bt, d_in, d_out),
+            numba_fn=dense_softmax_numba,
+            atol=1e-6,
+        )
+        for bt in ((8, 1) if quick else (256, 1))
+    ]
 
 
 # ---------------------------------------------------------------- W3 layernorm
+
 
 def layernorm(x, g, b):
     mu = x.mean(axis=-1, keepdims=True)
@@ -133,11 +144,20 @@ def w3(quick=False):
     n, m = (64, 128) if quick else (4096, 1024)
     rng = _rng()
     x, g, b = _normal(rng, (n, m)), _normal(rng, m), _normal(rng, m)
-    return [Case(f"W3 layernorm [{n},{m}]", layernorm, (x, g, b), numba_fn=layernorm_numba,
-                 bytes_moved=2 * x.nbytes, atol=1e-4)]
+    return [
+        Case(
+            f"W3 layernorm [{n},{m}]",
+            layernorm,
+            (x, g, b),
+            numba_fn=layernorm_numba,
+            bytes_moved=2 * x.nbytes,
+            atol=1e-4,
+        )
+    ]
 
 
 # ---------------------------------------------------------------- W4 stacked LSTM
+
 
 def sigmoid(z):
     return 1 / (1 + np.exp(-z))
@@ -146,8 +166,8 @@ def sigmoid(z):
 def lstm_cell(x, h, c, Wx, Wh, b):
     z = x @ Wx + h @ Wh + b
     n = h.shape[-1]
-    i, f = sigmoid(z[:, :n]), sigmoid(z[:, n:2 * n])
-    g, o = np.tanh(z[:, 2 * n:3 * n]), sigmoid(z[:, 3 * n:])
+    i, f = sigmoid(z[:, :n]), sigmoid(z[:, n : 2 * n])
+    g, o = np.tanh(z[:, 2 * n : 3 * n]), sigmoid(z[:, 3 * n :])
     c = f * c + i * g
     return o * np.tanh(c), c
 
@@ -166,7 +186,7 @@ def make_lstm(hidden=60, seed=SEED):
         h2, c2 = lstm_cell(h1, h2, c2, Wx[2], Wh[2], b[2])
         return h2, ((h0, c0), (h1, c1), (h2, c2))
 
-    def lstm_unrolled(xs, state):      # a static Python loop: unrolled at trace time
+    def lstm_unrolled(xs, state):  # a static Python loop: unrolled at trace time
         for t in range(xs.shape[0]):
             y, state = lstm_step(xs[t], state)
         return state
@@ -185,17 +205,23 @@ def w4(quick=False):
     step, unrolled = make_lstm(hidden)
     rng = _rng()
     xs = _normal(rng, (steps, 1, hidden))
-    state = tuple((_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5))
-                  for _ in range(3))
+    state = tuple(
+        (_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5)) for _ in range(3)
+    )
     return [
         Case(f"W4 LSTM 3x{hidden} batch 1, one step", step, (xs[0], state)),
-        Case(f"W4 LSTM {steps} steps, Python loop over jitted step", step,
-             (list(xs), state), run=lstm_python_loop),
+        Case(
+            f"W4 LSTM {steps} steps, Python loop over jitted step",
+            step,
+            (list(xs), state),
+            run=lstm_python_loop,
+        ),
         Case(f"W4 LSTM {steps} steps, jitted unrolled loop", unrolled, (xs, state)),
     ]
 
 
 # ---------------------------------------------------------------- W5 dispatch
+
 
 def add_one(x):
     return x + 1
@@ -224,8 +250,12 @@ def make_gpt2_block(n_ctx=64, n_embd=256, n_head=4, seed=SEED):
     rng = np.random.default_rng(seed)
     d, hd = n_embd, n_embd // n_head
     s = 0.02
-    g1, b1, g2, b2 = (1 + _normal(rng, d, 0.1), _normal(rng, d, 0.1),
-                      1 + _normal(rng, d, 0.1), _normal(rng, d, 0.1))
+    g1, b1, g2, b2 = (
+        1 + _normal(rng, d, 0.1),
+        _normal(rng, d, 0.1),
+        1 + _normal(rng, d, 0.1),
+        _normal(rng, d, 0.1),
+    )
     W_qkv, b_qkv = _normal(rng, (d, 3 * d), s), _normal(rng, 3 * d, s)
     W_o, b_o = _normal(rng, (d, d), s), _normal(rng, d, s)
     W_fc, b_fc = _normal(rng, (d, 4 * d), s), _normal(rng, 4 * d, s)
@@ -233,11 +263,12 @@ def make_gpt2_block(n_ctx=64, n_embd=256, n_head=4, seed=SEED):
     mask = np.triu(np.ones((n_ctx, n_ctx), dtype=bool), 1)
     scale = 1 / math.sqrt(hd)
 
-    def gpt2_block(x):                               # x [n_ctx, n_embd]
+    def gpt2_block(x):  # x [n_ctx, n_embd]
         T = x.shape[0]
         qkv = layernorm(x, g1, b1) @ W_qkv + b_qkv
-        q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(T, n_head, hd).transpose(1, 0, 2)
-                   for i in range(3))
+        q, k, v = (
+            qkv[:, i * d : (i + 1) * d].reshape(T, n_head, hd).transpose(1, 0, 2) for i in range(3)
+        )
         att = np.where(mask[:T, :T], -np.inf, (q @ k.transpose(0, 2, 1)) * scale)
         y = (softmax(att) @ v).transpose(1, 0, 2).reshape(T, d)
         x = x + y @ W_o + b_o
@@ -249,11 +280,11 @@ def make_gpt2_block(n_ctx=64, n_embd=256, n_head=4, seed=SEED):
         qkv = layernorm_numba(x, g1, b1) @ W_qkv + b_qkv
         y = np.empty((T, d), dtype=x.dtype)
         for h in range(n_head):
-            q = np.ascontiguousarray(qkv[:, h * hd:(h + 1) * hd])
-            kT = np.ascontiguousarray(qkv[:, d + h * hd:d + (h + 1) * hd].T)
-            v = np.ascontiguousarray(qkv[:, 2 * d + h * hd:2 * d + (h + 1) * hd])
+            q = np.ascontiguousarray(qkv[:, h * hd : (h + 1) * hd])
+            kT = np.ascontiguousarray(qkv[:, d + h * hd : d + (h + 1) * hd].T)
+            v = np.ascontiguousarray(qkv[:, 2 * d + h * hd : 2 * d + (h + 1) * hd])
             att = (q @ kT) * np.float32(scale)
-            for i in range(T):                        # causal softmax, row by row
+            for i in range(T):  # causal softmax, row by row
                 mx = att[i, 0]
                 for j in range(1, i + 1):
                     mx = max(mx, att[i, j])
@@ -264,11 +295,14 @@ def make_gpt2_block(n_ctx=64, n_embd=256, n_head=4, seed=SEED):
                     s += e
                 for j in range(T):
                     att[i, j] /= s
-            y[:, h * hd:(h + 1) * hd] = att @ v
+            y[:, h * hd : (h + 1) * hd] = att @ v
         x = x + y @ W_o + b_o
         u = layernorm_numba(x, g2, b2) @ W_fc + b_fc
-        u = np.float32(0.5) * u * (np.float32(1) + np.tanh(
-            np.float32(GELU_C) * (u + np.float32(0.044715) * u * u * u)))
+        u = (
+            np.float32(0.5)
+            * u
+            * (np.float32(1) + np.tanh(np.float32(GELU_C) * (u + np.float32(0.044715) * u * u * u)))
+        )
         return x + u @ W_pr + b_pr
 
     return gpt2_block, gpt2_block_numba
@@ -278,13 +312,22 @@ def w7(quick=False):
     n_ctx, n_embd, n_head = (8, 32, 2) if quick else (64, 256, 4)
     block, block_numba = make_gpt2_block(n_ctx, n_embd, n_head)
     x = _normal(_rng(), (n_ctx, n_embd))
-    return [Case(f"W7 GPT-2 block n_ctx {n_ctx}, n_embd {n_embd}, {n_head} heads", block, (x,),
-                 numba_fn=block_numba, rtol=1e-3, atol=1e-4)]
+    return [
+        Case(
+            f"W7 GPT-2 block n_ctx {n_ctx}, n_embd {n_embd}, {n_head} heads",
+            block,
+            (x,),
+            numba_fn=block_numba,
+            rtol=1e-3,
+            atol=1e-4,
+        )
+    ]
 
 
 # W6 (compile times) runs W2 in fresh processes: see run.py.
 
 # ---------------------------------------------------------------- W8 in-place updates
+
 
 def gray_scott_steps(U, V, steps=20, Du=0.16, Dv=0.08, F=0.035, k=0.065):
     """Gray-Scott reaction-diffusion, updating the interiors of U and V in place."""
@@ -299,8 +342,9 @@ def gray_scott_steps(U, V, steps=20, Du=0.16, Dv=0.08, F=0.035, k=0.065):
 
 
 def _with_border(X, inner):
-    return np.concatenate((X[:1], np.concatenate((X[1:-1, :1], inner, X[1:-1, -1:]), axis=1),
-                           X[-1:]), axis=0)
+    return np.concatenate(
+        (X[:1], np.concatenate((X[1:-1, :1], inner, X[1:-1, -1:]), axis=1), X[-1:]), axis=0
+    )
 
 
 def gray_scott_functional(U, V, steps=20, Du=0.16, Dv=0.08, F=0.035, k=0.065):
@@ -334,25 +378,33 @@ def sgd_functional(W1, b1, W2, b2, x, y, lr=0.1):
     err = h @ W2 + b2 - y
     dh = (err @ W2.T) * (1 - h * h)
     n = x.shape[0]
-    return (W1 - lr * (x.T @ dh) / n, b1 - lr * dh.sum(axis=0) / n,
-            W2 - lr * (h.T @ err) / n, b2 - lr * err.sum(axis=0) / n)
+    return (
+        W1 - lr * (x.T @ dh) / n,
+        b1 - lr * dh.sum(axis=0) / n,
+        W2 - lr * (h.T @ err) / n,
+        b2 - lr * err.sum(axis=0) / n,
+    )
 
 
 def _from_start(n_state):
     """run(fn, *start, *state, *rest): reset the state arrays to `start`, then call fn on
     them, so every call (and every implementation) computes the same step. The two copies
     are timed too, for every implementation alike."""
+
     def run(fn, *args):
-        start, state, rest = args[:n_state], args[n_state:2 * n_state], args[2 * n_state:]
+        start, state, rest = args[:n_state], args[n_state : 2 * n_state], args[2 * n_state :]
         for s, a in zip(start, state):
             if isinstance(a, np.ndarray):  # JAX's device arrays are never written
                 np.copyto(a, s)
         return fn(*state, *rest)
+
     return run
 
 
-_IMMUTABLE = {"JAX": "JAX arrays are immutable: `u += ...` rebinds, the caller's arrays "
-                     "never change (the functional row is JAX's spelling)"}
+_IMMUTABLE = {
+    "JAX": "JAX arrays are immutable: `u += ...` rebinds, the caller's arrays "
+    "never change (the functional row is JAX's spelling)"
+}
 
 
 def w8(quick=False):
@@ -360,34 +412,62 @@ def w8(quick=False):
     rng = _rng()
     U = np.ones((n, n), F32) + 0.05 * rng.random((n, n), dtype=F32)
     V = 0.05 * rng.random((n, n), dtype=F32)
-    V[n // 2 - 8:n // 2 + 8, n // 2 - 8:n // 2 + 8] = 0.25
+    V[n // 2 - 8 : n // 2 + 8, n // 2 - 8 : n // 2 + 8] = 0.25
     stencil = (U, V, U.copy(), V.copy())
     d_in, d_h, d_out, batch = (64, 128, 10, 32) if quick else (256, 512, 10, 64)
-    weights = (_normal(rng, (d_in, d_h), 0.05), np.zeros(d_h, F32),
-               _normal(rng, (d_h, d_out), 0.05), np.zeros(d_out, F32))
+    weights = (
+        _normal(rng, (d_in, d_h), 0.05),
+        np.zeros(d_h, F32),
+        _normal(rng, (d_h, d_out), 0.05),
+        np.zeros(d_out, F32),
+    )
     data = (_normal(rng, (batch, d_in)), _normal(rng, (batch, d_out)))
     sgd = weights + tuple(w.copy() for w in weights) + data
     return [
-        Case(f"W8 Gray-Scott in place, {n}x{n}, 20 steps", gray_scott_steps, stencil,
-             run=_from_start(2), rtol=1e-3, atol=1e-5, skip=_IMMUTABLE),
-        Case(f"W8 Gray-Scott functional, {n}x{n}, 20 steps", gray_scott_functional,
-             stencil, run=_from_start(2), rtol=1e-3, atol=1e-5, skip={
-                 "numba": "numba types f32 * a Python float as f64 (no NEP 50), so the loop "
-                          "rebinding U cannot unify f32 and f64 arrays; the in-place row is "
-                          "numba's spelling"}),
-        Case(f"W8 SGD step in place, MLP {d_in}-{d_h}-{d_out}", sgd_step, sgd,
-             run=_from_start(4), skip=_IMMUTABLE),
-        Case(f"W8 SGD step functional, MLP {d_in}-{d_h}-{d_out}", sgd_functional, sgd,
-             run=_from_start(4)),
+        Case(
+            f"W8 Gray-Scott in place, {n}x{n}, 20 steps",
+            gray_scott_steps,
+            stencil,
+            run=_from_start(2),
+            rtol=1e-3,
+            atol=1e-5,
+            skip=_IMMUTABLE,
+        ),
+        Case(
+            f"W8 Gray-Scott functional, {n}x{n}, 20 steps",
+            gray_scott_functional,
+            stencil,
+            run=_from_start(2),
+            rtol=1e-3,
+            atol=1e-5,
+            skip={
+                "numba": "numba types f32 * a Python float as f64 (no NEP 50), so the loop "
+                "rebinding U cannot unify f32 and f64 arrays; the in-place row is "
+                "numba's spelling"
+            },
+        ),
+        Case(
+            f"W8 SGD step in place, MLP {d_in}-{d_h}-{d_out}",
+            sgd_step,
+            sgd,
+            run=_from_start(4),
+            skip=_IMMUTABLE,
+        ),
+        Case(
+            f"W8 SGD step functional, MLP {d_in}-{d_h}-{d_out}",
+            sgd_functional,
+            sgd,
+            run=_from_start(4),
+        ),
     ]
 
 
 # ---------------------------------------------------------------- W9 NumPy surface: np.roll
 
+
 def roll_laplacian(u):
     """A periodic 5-point Laplacian as finite-volume codes write it: shifted copies."""
-    return (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1)
-            - 4 * u)
+    return np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 1, 1) + np.roll(u, -1, 1) - 4 * u
 
 
 @numba.njit(parallel=True, cache=False)
@@ -399,19 +479,26 @@ def roll_laplacian_numba(u):
         for j in range(m):
             left = j - 1 if j > 0 else m - 1
             right = j + 1 if j < m - 1 else 0
-            out[i, j] = (u[up, j] + u[down, j] + u[i, left] + u[i, right]
-                         - np.float32(4) * u[i, j])
+            out[i, j] = u[up, j] + u[down, j] + u[i, left] + u[i, right] - np.float32(4) * u[i, j]
     return out
 
 
 def w9(quick=False):
     n = 256 if quick else 1024
     u = _rng().random((n, n), dtype=F32)
-    return [Case(f"W9 periodic Laplacian by np.roll, {n}x{n} f32", roll_laplacian, (u,),
-                 numba_fn=roll_laplacian_numba, bytes_moved=2 * u.nbytes)]
+    return [
+        Case(
+            f"W9 periodic Laplacian by np.roll, {n}x{n} f32",
+            roll_laplacian,
+            (u,),
+            numba_fn=roll_laplacian_numba,
+            bytes_moved=2 * u.nbytes,
+        )
+    ]
 
 
 # ---------------------------------------------------------------- W10 uint8 images
+
 
 def threshold(img):
     return np.where(img > 128, np.uint8(255), np.uint8(0))
@@ -427,9 +514,15 @@ def blur_threshold(img):
 def w10(quick=False):
     n = 512 if quick else 4096
     img = _rng().integers(0, 256, (n, n), dtype=np.uint8)
-    return [Case(f"W10 uint8 threshold, {n}x{n}", threshold, (img,), bytes_moved=2 * img.nbytes),
-            Case(f"W10 uint8 blur + threshold, {n}x{n}", blur_threshold, (img,),
-                 bytes_moved=2 * img.nbytes)]
+    return [
+        Case(f"W10 uint8 threshold, {n}x{n}", threshold, (img,), bytes_moved=2 * img.nbytes),
+        Case(
+            f"W10 uint8 blur + threshold, {n}x{n}",
+            blur_threshold,
+            (img,),
+            bytes_moved=2 * img.nbytes,
+        ),
+    ]
 
 
 # ---------------------------------------------------------------- W11 float16
@@ -447,11 +540,37 @@ def w11(quick=False):
     xl = _normal(rng, (rows, m)).astype(np.float16)
     g, b = _normal(rng, m).astype(np.float16), _normal(rng, m).astype(np.float16)
     label = "4K" if quick else "4M"
-    return [Case(f"W11 chain {label} f16", chain, (x, y), bytes_moved=3 * x.nbytes,
-                 rtol=2e-3, atol=2e-3, skip=_NO_HALF),
-            Case(f"W11 layernorm [{rows},{m}] f16", layernorm, (xl, g, b),
-                 bytes_moved=2 * xl.nbytes, rtol=1e-2, atol=1e-2, skip=_NO_HALF)]
+    return [
+        Case(
+            f"W11 chain {label} f16",
+            chain,
+            (x, y),
+            bytes_moved=3 * x.nbytes,
+            rtol=2e-3,
+            atol=2e-3,
+            skip=_NO_HALF,
+        ),
+        Case(
+            f"W11 layernorm [{rows},{m}] f16",
+            layernorm,
+            (xl, g, b),
+            bytes_moved=2 * xl.nbytes,
+            rtol=1e-2,
+            atol=1e-2,
+            skip=_NO_HALF,
+        ),
+    ]
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W7": w7, "W8": w8, "W9": w9,
-             "W10": w10, "W11": w11}
+WORKLOADS = {
+    "W1": w1,
+    "W2": w2,
+    "W3": w3,
+    "W4": w4,
+    "W5": w5,
+    "W7": w7,
+    "W8": w8,
+    "W9": w9,
+    "W10": w10,
+    "W11": w11,
+}

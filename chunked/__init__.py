@@ -23,8 +23,14 @@ def call(jitted, args, kwargs):
 
     split = split_arguments(jitted.function, args, kwargs)
     leaves, tree = flatten((split.dynamic, split.dynamic_kwargs))
-    key = (tree, split.static_key, tuple(("dask", x.shape, x.dtype, x.chunks) if is_dask(x)
-                                         else leaf_signature(x) for x in leaves))
+    key = (
+        tree,
+        split.static_key,
+        tuple(
+            ("dask", x.shape, x.dtype, x.chunks) if is_dask(x) else leaf_signature(x)
+            for x in leaves
+        ),
+    )
     plans = jitted.__dict__.setdefault("_chunk_plans", {})
     plan = plans.get(key)
     if plan is None:

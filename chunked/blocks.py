@@ -60,8 +60,11 @@ class Analysis:
         self.halos = {c: h for c, h in self.part.halos().items() if c in self.chunks}
         for c, h in list(self.halos.items()):
             if h > min(self.chunks[c]):
-                self.part.classes.pin(c, f"a roll by {h} needs more than its smallest "
-                                         f"chunk ({min(self.chunks[c])}) from a neighbour")
+                self.part.classes.pin(
+                    c,
+                    f"a roll by {h} needs more than its smallest "
+                    f"chunk ({min(self.chunks[c])}) from a neighbour",
+                )
                 del self.halos[c], self.chunks[c]
         self.stages = Stages(self.lowered.graph, self.part.cross_block(self.chunks))
 
@@ -72,8 +75,10 @@ class Analysis:
 
     def shape_of(self, extents):
         """A node's shape in the block whose chunked classes have `extents`."""
+
         def shape(node):
             return tuple(extents.get(c, n) for c, n in zip(self.part.roots(node), node.shape))
+
         return shape
 
 
@@ -98,13 +103,17 @@ class StageRef:
             from jitc.stages import ArgType, GraphResult, Lowered
 
             a = self.analysis()
-            graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))), a.part,
-                                     a.halos)
+            graph = a.stages.program(k, a.shape_of(dict(zip(a.chunks, extents))), a.part, a.halos)
             names = [f"%{p.id}" for p in graph.params]
-            lowered = Lowered(a.function, graph, flatten((tuple(names), {}))[1], names,
-                              [ArgType(p.shape, p.dtype) for p in graph.params],
-                              flatten(tuple(range(len(graph.outputs))))[1],
-                              [GraphResult(j) for j in range(len(graph.outputs))])
+            lowered = Lowered(
+                a.function,
+                graph,
+                flatten((tuple(names), {}))[1],
+                names,
+                [ArgType(p.shape, p.dtype) for p in graph.params],
+                flatten(tuple(range(len(graph.outputs))))[1],
+                [GraphResult(j) for j in range(len(graph.outputs))],
+            )
             with _LOCK:
                 found = _PROGRAMS.setdefault(key, lowered.compile())
         return found
@@ -150,13 +159,16 @@ class Plan:
         self.names = _names(function, args, kwargs, split.static_positions)
         for leaf, name in zip(self.leaves, self.names):
             if is_dask(leaf) and any(np.isnan(c) for cs in leaf.chunks for c in cs):
-                raise UnsupportedError(f"{function.name}: argument {name!r} is a dask "
-                                       "array of unknown chunk sizes; call "
-                                       ".compute_chunk_sizes() on it first")
-        spec_args = tuple(unflatten(t, [_spec(x) for x in ls])
-                          for ls, t in map(flatten, args))
-        spec_kwargs = {k: unflatten(t, [_spec(x) for x in ls])
-                       for k, (ls, t) in ((k, flatten(v)) for k, v in kwargs.items())}
+                raise UnsupportedError(
+                    f"{function.name}: argument {name!r} is a dask "
+                    "array of unknown chunk sizes; call "
+                    ".compute_chunk_sizes() on it first"
+                )
+        spec_args = tuple(unflatten(t, [_spec(x) for x in ls]) for ls, t in map(flatten, args))
+        spec_kwargs = {
+            k: unflatten(t, [_spec(x) for x in ls])
+            for k, (ls, t) in ((k, flatten(v)) for k, v in kwargs.items())
+        }
         dask_chunks = [x.chunks if is_dask(x) else None for x in self.leaves]
         self.sref = StageRef(function, spec_args, spec_kwargs, dask_chunks)
         self.a = self.sref.analysis()
@@ -169,7 +181,8 @@ class Plan:
             raise UnsupportedError(
                 f"{self.function.name}: called with dask arrays, the function writes "
                 "into an argument or captured array; dask arrays are immutable and a write "
-                "would happen once per block: return the new value instead")
+                "would happen once per block: return the new value instead"
+            )
 
     # -- what it says
     def as_text(self) -> str:
@@ -184,20 +197,27 @@ class Plan:
                 n = len(x.chunks[d])
                 if c in a.chunks:
                     halo = f", with a halo of {a.halos[c]} for np.roll" if c in a.halos else ""
-                    lines.append(f"  {self.names[i]} axis {d}: {len(a.chunks[c])} chunks, block "
-                                 f"by block{halo}" + (f" (rechunked from {n})"
-                                                      if x.chunks[d] != a.chunks[c] else ""))
+                    lines.append(
+                        f"  {self.names[i]} axis {d}: {len(a.chunks[c])} chunks, block "
+                        f"by block{halo}"
+                        + (f" (rechunked from {n})" if x.chunks[d] != a.chunks[c] else "")
+                    )
                 elif n > 1:
-                    lines.append(f"  {self.names[i]} axis {d}: rechunked from {n} chunks to "
-                                 f"one: {cls.reason(c)}")
+                    lines.append(
+                        f"  {self.names[i]} axis {d}: rechunked from {n} chunks to "
+                        f"one: {cls.reason(c)}"
+                    )
         nodes = {n.id: n for n in a.lowered.graph.nodes}
         for nid, (kind, over) in a.stages.cross.items():
             blocks = int(np.prod([len(a.chunks[c]) for c in over]))
-            lines.append(f"  {where(nodes[nid])}: partial {kind} per block, combined across "
-                         f"{blocks} blocks")
+            lines.append(
+                f"  {where(nodes[nid])}: partial {kind} per block, combined across {blocks} blocks"
+            )
         grid = int(np.prod([len(c) for c in a.chunks.values()]))
-        lines.append(f"  {len(a.stages.returns)} stage(s) of {grid} task(s) each, every task "
-                     "one compiled program (all its fused kernels) on one block")
+        lines.append(
+            f"  {len(a.stages.returns)} stage(s) of {grid} task(s) each, every task "
+            "one compiled program (all its fused kernels) on one block"
+        )
         return "\n".join(lines) + "\n\n" + a.lowered.as_text()
 
     def rechunked(self) -> list[str]:
@@ -256,10 +276,10 @@ class Plan:
             out = self._output(spec, leaves, name, combined, blocks, pos)
             if isinstance(out, tuple):  # one layer per result, reading the internal tasks
                 key, out_tasks, chunks, dtype = out
-                graph = HighLevelGraph({**base.layers, key: out_tasks},
-                                       {**base.dependencies, key: {name}})
-                out = da.Array(graph, key, chunks=chunks,
-                               meta=np.empty((0,) * len(chunks), dtype))
+                graph = HighLevelGraph(
+                    {**base.layers, key: out_tasks}, {**base.dependencies, key: {name}}
+                )
+                out = da.Array(graph, key, chunks=chunks, meta=np.empty((0,) * len(chunks), dtype))
             results.append(out)
         return unflatten(a.lowered.out_tree, results)
 
@@ -277,27 +297,39 @@ class Plan:
         for g in blocks:
             if any(g[p] for c, p in pos.items() if c not in reads):
                 continue  # a grid axis the reduction does not read: block 0 has it
-            groups.setdefault(tuple(self._sub(node, g, pos)), []).append(
-                (getitem, (stage, *g), j))
+            groups.setdefault(tuple(self._sub(node, g, pos)), []).append((getitem, (stage, *g), j))
         for sub, parts in groups.items():
             level = 0
             while len(parts) > SPLIT_EVERY:  # a tree, as dask's reductions: no task reads all
-                parts = [_task(tasks, (f"{key}-tree{level}", *sub, i), combine, kind,
-                               *parts[i * SPLIT_EVERY:(i + 1) * SPLIT_EVERY])
-                         for i in range(-(-len(parts) // SPLIT_EVERY))]
+                parts = [
+                    _task(
+                        tasks,
+                        (f"{key}-tree{level}", *sub, i),
+                        combine,
+                        kind,
+                        *parts[i * SPLIT_EVERY : (i + 1) * SPLIT_EVERY],
+                    )
+                    for i in range(-(-len(parts) // SPLIT_EVERY))
+                ]
                 level += 1
             tasks[(key, *sub)] = (combine, kind, *parts)
         return key
 
     def _blocked(self, i, leaf, da):
         """Parameter `i` as a dask array chunked by the plan."""
-        chunks = self.a.leaf_chunks(i) if i < len(self.a.lowered.arg_types) else tuple(
-            (n,) for n in leaf.shape)
+        chunks = (
+            self.a.leaf_chunks(i)
+            if i < len(self.a.lowered.arg_types)
+            else tuple((n,) for n in leaf.shape)
+        )
         arr = leaf if is_dask(leaf) else da.from_array(leaf, chunks=chunks)
         if arr.chunks != chunks:
             arr = arr.rechunk(chunks)
-        depth = {d: self.a.halos[c] for d, c in enumerate(self.a.part.roots(
-            self.a.lowered.graph.params[i])) if c in self.a.halos}
+        depth = {
+            d: self.a.halos[c]
+            for d, c in enumerate(self.a.part.roots(self.a.lowered.graph.params[i]))
+            if c in self.a.halos
+        }
         if depth:  # np.roll wraps around the whole array: the halo is periodic
             arr = da.overlap.overlap(arr, depth=depth, boundary={d: "periodic" for d in depth})
         return arr
@@ -310,8 +342,10 @@ class Plan:
             return spec.value
         if isinstance(spec, ArgumentResult):
             if spec.view:
-                raise UnsupportedError(f"{self.function.name}: returns a view of an "
-                                       "argument; with dask arrays return a new array")
+                raise UnsupportedError(
+                    f"{self.function.name}: returns a view of an "
+                    "argument; with dask arrays return a new array"
+                )
             return leaves[spec.leaf]
         node = a.lowered.graph.outputs[spec.index]
         key, tasks = f"{name}-out{spec.index}", {}

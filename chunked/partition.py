@@ -22,8 +22,14 @@ from jitc.core import ops
 from jitc.core.primitives import dot_free_dims
 
 # Reduce kinds whose partial results combine exactly: NumPy's functions of two partials.
-COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-           "and": np.logical_and, "or": np.logical_or}
+COMBINE = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "and": np.logical_and,
+    "or": np.logical_or,
+}
 
 
 class Classes:
@@ -83,8 +89,7 @@ class Partition:
             self.dims[p.id] = tuple(self._fresh(n, why) for n in p.shape)
         for node in graph.nodes:
             if node.op != "parameter":
-                self.dims[node.id] = self._propagate(node, [self.dims[o.id]
-                                                            for o in node.operands])
+                self.dims[node.id] = self._propagate(node, [self.dims[o.id] for o in node.operands])
         self._pin_repeated()
 
     def _fresh(self, extent, why=None):
@@ -110,11 +115,15 @@ class Partition:
             same = [s for s in operands if len(s) == node.ndim]
             return tuple(self._same(node, [s[d] for s in same]) for d in range(node.ndim))
         if op == "constant":
-            return tuple(cls.new(f"the constant {where(node)} varies along it")
-                         if n > 1 else cls.new() for n in node.shape)
+            return tuple(
+                cls.new(f"the constant {where(node)} varies along it") if n > 1 else cls.new()
+                for n in node.shape
+            )
         if op == "iota":
-            return tuple(cls.new(f"{where(node)} counts along it") if d == a["dimension"]
-                         else cls.new() for d in range(node.ndim))
+            return tuple(
+                cls.new(f"{where(node)} counts along it") if d == a["dimension"] else cls.new()
+                for d in range(node.ndim)
+            )
         src = operands[0] if operands else ()
         if op == "broadcast_in_dim":
             out = [cls.new() for _ in range(node.ndim)]
@@ -135,8 +144,12 @@ class Partition:
             axis = a["dimension"]
             for s in operands:
                 cls.pin(s[axis], f"{where(node)} joins along it")
-            return tuple(cls.new(f"{where(node)} joins along it") if d == axis else
-                         self._same(node, [s[d] for s in operands]) for d in range(node.ndim))
+            return tuple(
+                cls.new(f"{where(node)} joins along it")
+                if d == axis
+                else self._same(node, [s[d] for s in operands])
+                for d in range(node.ndim)
+            )
         if op == "reduce":
             kept = tuple(s for d, s in enumerate(src) if d not in a["axes"])
             reduced = tuple(src[d] for d in a["axes"])
@@ -153,7 +166,7 @@ class Partition:
             return src
         if op == "gather":
             cls.pin(src[a["axis"]], f"{where(node)} picks positions along it")
-            return src[:a["axis"]] + operands[1] + src[a["axis"] + 1:]
+            return src[: a["axis"]] + operands[1] + src[a["axis"] + 1 :]
         if op == "dot_general":
             return self._dot(node, *operands)
         # Anything else (linalg, writes into a buffer): every class it touches runs whole.
@@ -169,24 +182,30 @@ class Partition:
         while pre < min(len(old), len(new)) and old[pre] == new[pre]:
             pre += 1
         suf = 0
-        while (suf < min(len(old), len(new)) - pre
-               and old[len(old) - 1 - suf] == new[len(new) - 1 - suf]):
+        while (
+            suf < min(len(old), len(new)) - pre
+            and old[len(old) - 1 - suf] == new[len(new) - 1 - suf]
+        ):
             suf += 1
         why = f"{where(node)} merges or splits it"
-        for c in src[pre:len(old) - suf]:
+        for c in src[pre : len(old) - suf]:
             self.classes.pin(c, why)
         middle = tuple(self.classes.new(why) for _ in range(len(new) - pre - suf))
-        return src[:pre] + middle + (src[len(old) - suf:] if suf else ())
+        return src[:pre] + middle + (src[len(old) - suf :] if suf else ())
 
     def _dot(self, node, lhs, rhs):
         a = node.attrs
-        lc, rc, lb, rb = (a[k] for k in ("lhs_contracting", "rhs_contracting", "lhs_batch",
-                                          "rhs_batch"))
+        lc, rc, lb, rb = (
+            a[k] for k in ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")
+        )
         contracted = tuple(self._same(node, [lhs[x], rhs[y]]) for x, y in zip(lc, rc))
         self.reductions[node.id] = ("sum", contracted)
         batch = tuple(self._same(node, [lhs[x], rhs[y]]) for x, y in zip(lb, rb))
-        return (batch + tuple(lhs[d] for d in dot_free_dims(len(lhs), lc, lb))
-                + tuple(rhs[d] for d in dot_free_dims(len(rhs), rc, rb)))
+        return (
+            batch
+            + tuple(lhs[d] for d in dot_free_dims(len(lhs), lc, lb))
+            + tuple(rhs[d] for d in dot_free_dims(len(rhs), rc, rb))
+        )
 
     def _pin_repeated(self):
         """A value with one class on two dims (x + x.T, an outer product) would need every
@@ -234,21 +253,35 @@ def _rolls(graph):
             continue
         first, second = n.operands
         src, axis = first.operands[0] if first.op == "slice" else None, n.attrs["dimension"]
-        if src is None or src.op != "parameter" or second.op != "slice" \
-                or second.operands[0] is not src:
+        if (
+            src is None
+            or src.op != "parameter"
+            or second.op != "slice"
+            or second.operands[0] is not src
+        ):
             continue
         size = src.shape[axis]
-        spans = [tuple(zip(s.attrs["start"], s.attrs["limit"], s.attrs["stride"]))
-                 for s in (first, second)]
-        others = all(span[d] == (0, m, 1) for span in spans for d, m in enumerate(src.shape)
-                     if d != axis)
+        spans = [
+            tuple(zip(s.attrs["start"], s.attrs["limit"], s.attrs["stride"]))
+            for s in (first, second)
+        ]
+        others = all(
+            span[d] == (0, m, 1) for span in spans for d, m in enumerate(src.shape) if d != axis
+        )
         shift = size - spans[0][axis][0]
-        if others and spans[0][axis] == (size - shift, size, 1) \
-                and spans[1][axis] == (0, size - shift, 1):
+        if (
+            others
+            and spans[0][axis] == (size - shift, size, 1)
+            and spans[1][axis] == (0, size - shift, 1)
+        ):
             rolls[n] = (src, axis, shift if 2 * shift <= size else shift - size)
     # a slice something else reads pins its axis as slices do, and so that roll is none
     outputs = set(graph.outputs)
-    parts = {s for r in rolls for s in r.operands
-             if s not in outputs and all(u in rolls for u in users[s])}
+    parts = {
+        s
+        for r in rolls
+        for s in r.operands
+        if s not in outputs and all(u in rolls for u in users[s])
+    }
     rolls = {r.id: v for r, v in rolls.items() if all(o in parts for o in r.operands)}
     return rolls, {s.id for s in parts}

@@ -33,14 +33,17 @@ class Stages:
         self.stage: dict[int, int] = {p.id: 0 for p in graph.params}
         for n in graph.nodes:
             if n.op != "parameter":
-                self.stage[n.id] = max((self.stage[o.id] + (o.id in cross)
-                                        for o in n.operands), default=0)
+                self.stage[n.id] = max(
+                    (self.stage[o.id] + (o.id in cross) for o in n.operands), default=0
+                )
         finals = [o for o in graph.outputs if o.id not in cross]
         last = max([self.stage[o.id] for o in finals] + [self.stage[c] for c in cross] + [0])
         # per stage: the nodes its blocks return (partials of its reductions, then results)
-        self.returns = [[n for n in graph.nodes if n.id in cross and self.stage[n.id] == k]
-                        + [o for o in dict.fromkeys(finals) if self.stage[o.id] == k]
-                        for k in range(last + 1)]
+        self.returns = [
+            [n for n in graph.nodes if n.id in cross and self.stage[n.id] == k]
+            + [o for o in dict.fromkeys(finals) if self.stage[o.id] == k]
+            for k in range(last + 1)
+        ]
 
     def inputs(self, k: int) -> list:
         """The cross-block reductions of earlier stages that stage `k` reads."""
@@ -68,8 +71,9 @@ class Stages:
         for p in self.graph.params:
             depth = [halos.get(c, 0) for c in part.roots(p)]
             shape = shape_of(p)
-            mapped[p.id] = g.add_parameter([n + 2 * h for n, h in zip(shape, depth)],
-                                           p.dtype, p.loc)
+            mapped[p.id] = g.add_parameter(
+                [n + 2 * h for n, h in zip(shape, depth)], p.dtype, p.loc
+            )
             if any(depth):
                 extended[p.id] = mapped[p.id], depth
                 mapped[p.id] = _window(g, mapped[p.id], depth, shape, [0] * len(shape))
@@ -94,10 +98,12 @@ class Stages:
                 attrs[_SHAPE_ATTRS[n.op]] = tuple(shape)
             elif n.op == "slice":  # full along chunked dims (else pinned): the block's extent
                 operand, whole = shape_of(n.operands[0]), n.operands[0].shape
-                attrs["limit"] = tuple(m if lim == w else lim for lim, m, w in
-                                       zip(attrs["limit"], operand, whole))
-            mapped[n.id] = g.add(n.op, [mapped[o.id] for o in n.operands], attrs, shape,
-                                 n.dtype, n.loc)
+                attrs["limit"] = tuple(
+                    m if lim == w else lim for lim, m, w in zip(attrs["limit"], operand, whole)
+                )
+            mapped[n.id] = g.add(
+                n.op, [mapped[o.id] for o in n.operands], attrs, shape, n.dtype, n.loc
+            )
         g.outputs = [mapped[n.id] for n in self.returns[k]]
         return g
 
@@ -105,9 +111,18 @@ class Stages:
 def _window(g, base, depth, shape, offset):
     """The block-sized window of an extended block `base`, shifted by `offset`."""
     start = [h + o for h, o in zip(depth, offset)]
-    return g.add("slice", [base], {"start": tuple(start),
-                                   "limit": tuple(s + n for s, n in zip(start, shape)),
-                                   "stride": (1,) * len(shape)}, shape, base.dtype, base.loc)
+    return g.add(
+        "slice",
+        [base],
+        {
+            "start": tuple(start),
+            "limit": tuple(s + n for s, n in zip(start, shape)),
+            "stride": (1,) * len(shape),
+        },
+        shape,
+        base.dtype,
+        base.loc,
+    )
 
 
 def _live(outputs, stop) -> set:

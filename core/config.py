@@ -24,8 +24,7 @@ COMPILE = os.environ.get("JITC_COMPILE", "tiered").strip().lower()
 
 
 def _user_cache(name: str) -> str:
-    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                        name)
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), name)
 
 
 def cache_dir_setting() -> tuple[str, str]:

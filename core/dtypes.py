@@ -23,9 +23,15 @@ SHORT_NAMES = {
 BY_SHORT_NAME = {v: k for k, v in SHORT_NAMES.items()}
 # Spellings accepted by jitc.spec() in addition to the IR names.
 # (u8 is both the IR name and the NumPy-style spelling of uint8.)
-BY_SHORT_NAME.update({"bool": np.dtype(np.bool_), "i8": np.dtype(np.int8),
-                      "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
-                      "i64": np.dtype(np.int64)})
+BY_SHORT_NAME.update(
+    {
+        "bool": np.dtype(np.bool_),
+        "i8": np.dtype(np.int8),
+        "i16": np.dtype(np.int16),
+        "i32": np.dtype(np.int32),
+        "i64": np.dtype(np.int64),
+    }
+)
 SUPPORTED = tuple(SHORT_NAMES)
 
 
@@ -46,8 +52,10 @@ MAX_RANK = 16
 def check_rank(shape, what: str) -> tuple:
     """Return `shape` or raise UnsupportedError naming `what` when it has too many dims."""
     if len(shape) > MAX_RANK:
-        raise UnsupportedError(f"{what} has {len(shape)} dimensions; jitc compiles arrays of "
-                               f"up to {MAX_RANK}: reshape it (merge dimensions) first")
+        raise UnsupportedError(
+            f"{what} has {len(shape)} dimensions; jitc compiles arrays of "
+            f"up to {MAX_RANK}: reshape it (merge dimensions) first"
+        )
     return shape
 
 
@@ -71,8 +79,12 @@ def is_complex(dtype) -> bool:
 
 # Python scalars as NumPy types them (NEP 50: weakly, at these dtypes unless an array's
 # dtype says otherwise)
-WEAK_DTYPES = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
-               complex: np.dtype(np.complex128)}
+WEAK_DTYPES = {
+    bool: np.dtype(bool),
+    int: np.dtype(np.int64),
+    float: np.dtype(np.float64),
+    complex: np.dtype(np.complex128),
+}
 
 
 def int_bounds(dtypes) -> tuple[int, int]:

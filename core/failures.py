@@ -24,9 +24,12 @@ GATHER, SCATTER, NEGATIVE_POWER, LINALG = "gather", "scatter", "power", "linalg"
 # NumPy calls whose failure NumPy reports differently from the primitive's failure: the
 # exception and message to raise instead.
 _OVERRIDES = {
-    ("np.bincount", SCATTER): (ValueError, "np.bincount: x holds a negative value (NumPy "
-                               "raises ValueError) or a value >= minlength, which makes NumPy's "
-                               "result longer than the static minlength: raise minlength"),
+    ("np.bincount", SCATTER): (
+        ValueError,
+        "np.bincount: x holds a negative value (NumPy "
+        "raises ValueError) or a value >= minlength, which makes NumPy's "
+        "result longer than the static minlength: raise minlength",
+    ),
 }
 
 

@@ -28,8 +28,7 @@ def deferred():
         return
     received = []
     try:
-        previous = signal.signal(signal.SIGINT, lambda *signal_frame: received.append(
-            signal_frame))
+        previous = signal.signal(signal.SIGINT, lambda *signal_frame: received.append(signal_frame))
     except ValueError:  # not the main interpreter
         yield
         return

@@ -31,11 +31,21 @@ class Loc:
 class Node:
     """One SSA value. `attrs` is treated as immutable once the node is built."""
 
-    __slots__ = ("id", "op", "operands", "attrs", "shape", "dtype", "loc", "subgraph",
-                 "tuple_types")
+    __slots__ = (
+        "id",
+        "op",
+        "operands",
+        "attrs",
+        "shape",
+        "dtype",
+        "loc",
+        "subgraph",
+        "tuple_types",
+    )
 
-    def __init__(self, id, op, operands, attrs, shape, dtype, loc=None, subgraph=None,
-                 tuple_types=None):
+    def __init__(
+        self, id, op, operands, attrs, shape, dtype, loc=None, subgraph=None, tuple_types=None
+    ):
         self.id = id
         self.op = op
         self.operands = tuple(operands)
@@ -83,10 +93,20 @@ class Graph:
         self.aliases: dict[int, int] = {}
         self._next_id = 0
 
-    def add(self, op, operands=(), attrs=None, shape=(), dtype=None, loc=None, subgraph=None,
-            tuple_types=None) -> Node:
-        node = Node(self._next_id, op, operands, attrs or {}, shape, dtype, loc, subgraph,
-                    tuple_types)
+    def add(
+        self,
+        op,
+        operands=(),
+        attrs=None,
+        shape=(),
+        dtype=None,
+        loc=None,
+        subgraph=None,
+        tuple_types=None,
+    ) -> Node:
+        node = Node(
+            self._next_id, op, operands, attrs or {}, shape, dtype, loc, subgraph, tuple_types
+        )
         self._next_id += 1
         self.nodes.append(node)
         if op == "parameter":
@@ -134,8 +154,16 @@ class Graph:
         mapping: dict[Node, Node] = {}
         for n in self.nodes:
             sub = n.subgraph.copy() if n.subgraph is not None else None
-            m = new.add(n.op, [mapping[o] for o in n.operands], dict(n.attrs), n.shape, n.dtype,
-                        n.loc, sub, n.tuple_types)
+            m = new.add(
+                n.op,
+                [mapping[o] for o in n.operands],
+                dict(n.attrs),
+                n.shape,
+                n.dtype,
+                n.loc,
+                sub,
+                n.tuple_types,
+            )
             mapping[n] = m
         new.outputs = [mapping[o] for o in self.outputs]
         new.aliases = dict(self.aliases)

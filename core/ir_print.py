@@ -64,8 +64,9 @@ def print_graph(graph: Graph, indent: str = "") -> str:
             continue
         prim = PRIMITIVES[n.op]
         args = ", ".join(names.get(o, f"%?{o.id}") for o in n.operands)
-        attrs = "".join(f", {k}={_fmt_attr(kind, n.attrs[k])}" for k, kind in prim.attrs.items()
-                        if k in n.attrs)
+        attrs = "".join(
+            f", {k}={_fmt_attr(kind, n.attrs[k])}" for k, kind in prim.attrs.items() if k in n.attrs
+        )
         line = f"{indent}  {names[n]} = {n.type_str()} {n.op}({args}){attrs}"
         if n.subgraph is not None:
             lines.append(line + " {" + _fmt_loc(n.loc))

@@ -3,41 +3,156 @@
 Elementwise op names are NumPy's ufunc names, so `np.<name>` is their reference meaning.
 """
 
-UNARY = frozenset({
-    "negative", "absolute", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-    "sqrt", "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "floor", "ceil", "rint", "trunc",
-    "logical_not", "invert", "deg2rad", "rad2deg",
-})
+UNARY = frozenset(
+    {
+        "negative",
+        "absolute",
+        "sign",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "cbrt",
+        "square",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "floor",
+        "ceil",
+        "rint",
+        "trunc",
+        "logical_not",
+        "invert",
+        "deg2rad",
+        "rad2deg",
+    }
+)
 PREDICATES = frozenset({"isnan", "isinf", "isfinite", "signbit"})
-BINARY = frozenset({
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
-    "maximum", "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "logaddexp",
-    "logaddexp2", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "nextafter",
-})
+BINARY = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "floor_divide",
+        "remainder",
+        "fmod",
+        "power",
+        "maximum",
+        "minimum",
+        "fmax",
+        "fmin",
+        "arctan2",
+        "hypot",
+        "copysign",
+        "logaddexp",
+        "logaddexp2",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "left_shift",
+        "right_shift",
+        "nextafter",
+    }
+)
 COMPARE = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 # The parts of a complex number and its conjugate (emitted on complex operands only).
 PARTS = frozenset({"real", "imag", "conjugate"})
 ELEMENTWISE = UNARY | PREDICATES | BINARY | COMPARE | PARTS | {"select", "convert"}
 
 # Elementwise ops a backend computes with a transcendental function: never duplicated by fusion.
-EXPENSIVE = frozenset({
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
-    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-    "arctanh", "power", "arctan2", "hypot", "logaddexp", "logaddexp2", "divide", "remainder",
-    "fmod", "floor_divide",
-})
+EXPENSIVE = frozenset(
+    {
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "cbrt",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "power",
+        "arctan2",
+        "hypot",
+        "logaddexp",
+        "logaddexp2",
+        "divide",
+        "remainder",
+        "fmod",
+        "floor_divide",
+    }
+)
 
 # What jitc computes on complex64/complex128 (anything else is refused by name at trace
 # time, lax.emit): NumPy's complex loops for these, reductions of kind sum/prod only.
-COMPLEX = frozenset({
-    "add", "subtract", "multiply", "divide", "negative", "square", "absolute", "exp", "log",
-    "sqrt", "equal", "not_equal", "isnan", "isinf", "isfinite", "select", "convert",
-    "parameter", "constant", "broadcast_in_dim", "reshape", "transpose", "slice",
-    "concatenate", "gather", "update_slice", "scatter", "reduce", "dot_general", "fusion",
-    "get",
-}) | PARTS
+COMPLEX = (
+    frozenset(
+        {
+            "add",
+            "subtract",
+            "multiply",
+            "divide",
+            "negative",
+            "square",
+            "absolute",
+            "exp",
+            "log",
+            "sqrt",
+            "equal",
+            "not_equal",
+            "isnan",
+            "isinf",
+            "isfinite",
+            "select",
+            "convert",
+            "parameter",
+            "constant",
+            "broadcast_in_dim",
+            "reshape",
+            "transpose",
+            "slice",
+            "concatenate",
+            "gather",
+            "update_slice",
+            "scatter",
+            "reduce",
+            "dot_general",
+            "fusion",
+            "get",
+        }
+    )
+    | PARTS
+)
 COMPLEX_REDUCE_KINDS = ("sum", "prod")
 
 SOURCES = frozenset({"parameter", "constant", "iota"})
@@ -52,9 +167,13 @@ SORTS = frozenset({"sort", "argsort"})
 # one kernel each, never fused.
 LINALG = frozenset({"linalg"})
 # kind -> the NumPy function(s) it computes, for messages
-LINALG_KINDS = {"solve": "np.linalg.solve", "inv": "np.linalg.inv",
-                "cholesky": "np.linalg.cholesky", "cholesky_upper": "np.linalg.cholesky",
-                "slogdet": "np.linalg.det/slogdet"}
+LINALG_KINDS = {
+    "solve": "np.linalg.solve",
+    "inv": "np.linalg.inv",
+    "cholesky": "np.linalg.cholesky",
+    "cholesky_upper": "np.linalg.cholesky",
+    "slogdet": "np.linalg.det/slogdet",
+}
 OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
 # Functional writes (trace/mutation/functional.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.

@@ -92,7 +92,7 @@ def real_dtype(dtype) -> np.dtype:
 
 def _part_rule(name, real_result):
     def infer(types, attrs):
-        (shape, dtype), = types
+        ((shape, dtype),) = types
         if dtype.kind != "c" and name != "absolute":
             _fail(name, f"operand must be complex, got {dtype}")
         return shape, (real_dtype(dtype) if real_result else dtype)
@@ -132,8 +132,13 @@ def _convert_impl(x, dtype):
     return x.astype(dtype)
 
 
-_register("convert", lambda types, a: (types[0][0], np.dtype(a["dtype"])), _convert_impl,
-          {"dtype": DTYPE}, 1)
+_register(
+    "convert",
+    lambda types, a: (types[0][0], np.dtype(a["dtype"])),
+    _convert_impl,
+    {"dtype": DTYPE},
+    1,
+)
 
 
 # ----------------------------------------------------------------------------- sources
@@ -144,8 +149,13 @@ def _parameter_infer(types, attrs):  # parameters carry their own type
 
 
 _register("parameter", _parameter_infer, None, {"index": INT}, 0)
-_register("constant", lambda types, a: (a["value"].shape, a["value"].dtype),
-          lambda value: value, {"value": ARRAY}, 0)
+_register(
+    "constant",
+    lambda types, a: (a["value"].shape, a["value"].dtype),
+    lambda value: value,
+    {"value": ARRAY},
+    0,
+)
 
 
 def _iota_infer(types, a):
@@ -187,8 +197,13 @@ def _broadcast_impl(x, shape, broadcast_dimensions):
     return np.broadcast_to(x.reshape(view), shape).copy()
 
 
-_register("broadcast_in_dim", _broadcast_infer, _broadcast_impl,
-          {"shape": INTS, "broadcast_dimensions": INTS}, 1)
+_register(
+    "broadcast_in_dim",
+    _broadcast_infer,
+    _broadcast_impl,
+    {"shape": INTS, "broadcast_dimensions": INTS},
+    1,
+)
 
 
 def _reshape_infer(types, a):
@@ -198,8 +213,9 @@ def _reshape_infer(types, a):
     return new, dtype
 
 
-_register("reshape", _reshape_infer, lambda x, new_sizes: x.reshape(new_sizes),
-          {"new_sizes": INTS}, 1)
+_register(
+    "reshape", _reshape_infer, lambda x, new_sizes: x.reshape(new_sizes), {"new_sizes": INTS}, 1
+)
 
 
 def _transpose_infer(types, a):
@@ -209,9 +225,13 @@ def _transpose_infer(types, a):
     return tuple(shape[p] for p in perm), dtype
 
 
-_register("transpose", _transpose_infer,
-          lambda x, permutation: np.ascontiguousarray(x.transpose(permutation)),
-          {"permutation": INTS}, 1)
+_register(
+    "transpose",
+    _transpose_infer,
+    lambda x, permutation: np.ascontiguousarray(x.transpose(permutation)),
+    {"permutation": INTS},
+    1,
+)
 
 
 def slice_size(start, limit, stride) -> int:
@@ -250,15 +270,20 @@ def _concat_infer(types, a):
     for s, d in types:
         if d != dtype:
             _fail("concatenate", f"operand dtypes differ: {dtype} vs {d}")
-        if len(s) != len(shape) or any(x != y for i, (x, y) in enumerate(zip(s, shape))
-                                       if i != dim):
+        if len(s) != len(shape) or any(
+            x != y for i, (x, y) in enumerate(zip(s, shape)) if i != dim
+        ):
             _fail("concatenate", f"operand shapes {shape} and {s} differ off axis {dim}")
         total += s[dim]
-    return shape[:dim] + (total,) + shape[dim + 1:], dtype
+    return shape[:dim] + (total,) + shape[dim + 1 :], dtype
 
 
-_register("concatenate", _concat_infer,
-          lambda *xs, dimension: np.concatenate(xs, axis=dimension), {"dimension": INT})
+_register(
+    "concatenate",
+    _concat_infer,
+    lambda *xs, dimension: np.concatenate(xs, axis=dimension),
+    {"dimension": INT},
+)
 
 
 # ----------------------------------------------------------------------------- gather
@@ -271,11 +296,12 @@ def _gather_infer(types, a):
         _fail("gather", f"axis {axis} out of range for {shape}")
     if idtype.kind != "i":
         _fail("gather", f"indices must be integers, got {idtype}")
-    return shape[:axis] + ishape + shape[axis + 1:], dtype
+    return shape[:axis] + ishape + shape[axis + 1 :], dtype
 
 
-_register("gather", _gather_infer, lambda x, idx, axis: np.take(x, idx, axis=axis),
-          {"axis": INT}, 2)
+_register(
+    "gather", _gather_infer, lambda x, idx, axis: np.take(x, idx, axis=axis), {"axis": INT}, 2
+)
 
 
 # ----------------------------------------------------------------------------- updates
@@ -298,8 +324,13 @@ def _update_slice_impl(x, update, start, limit, stride):
     return out
 
 
-_register("update_slice", _update_slice_infer, _update_slice_impl,
-          {"start": INTS, "limit": INTS, "stride": INTS}, 2)
+_register(
+    "update_slice",
+    _update_slice_infer,
+    _update_slice_impl,
+    {"start": INTS, "limit": INTS, "stride": INTS},
+    2,
+)
 
 
 def _scatter_infer(types, a):
@@ -311,9 +342,12 @@ def _scatter_infer(types, a):
         _fail("scatter", f"indices must be integers, got {idtype}")
     if mode not in ops.SCATTER_MODES:
         _fail("scatter", f"unknown mode {mode!r}")
-    if ushape != shape[:axis] + ishape + shape[axis + 1:] or udtype != dtype:
-        _fail("scatter", f"updates {type_str(ushape, udtype)} do not fit {type_str(shape, dtype)}"
-              f" indexed by {ishape} on axis {axis}")
+    if ushape != shape[:axis] + ishape + shape[axis + 1 :] or udtype != dtype:
+        _fail(
+            "scatter",
+            f"updates {type_str(ushape, udtype)} do not fit {type_str(shape, dtype)}"
+            f" indexed by {ishape} on axis {axis}",
+        )
     return shape, dtype
 
 
@@ -334,8 +368,14 @@ _register("scatter", _scatter_infer, _scatter_impl, {"axis": INT, "mode": STR}, 
 
 # ----------------------------------------------------------------------------- reductions
 
-REDUCE_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-                 "and": np.logical_and, "or": np.logical_or}
+REDUCE_UFUNCS = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "and": np.logical_and,
+    "or": np.logical_or,
+}
 
 
 def _reduce_infer(types, a):
@@ -357,7 +397,7 @@ def _reduce_impl(x, kind, axes):
         # to float16, in C order of the reduced axes (lax.reduce); laid out so that NumPy
         # runs exactly that whatever this array's own layout
         rows = np.ascontiguousarray(np.moveaxis(x, axes, range(len(axes))))
-        rows = rows.reshape(-1, *rows.shape[len(axes):])
+        rows = rows.reshape(-1, *rows.shape[len(axes) :])
         return np.asarray(REDUCE_UFUNCS[kind].reduce(rows, axis=0), dtype=x.dtype)
     return np.asarray(REDUCE_UFUNCS[kind].reduce(x, axis=tuple(axes)), dtype=x.dtype)
 
@@ -372,16 +412,13 @@ def _arg_infer(name):
             _fail(name, f"axis {axis} out of range for {shape}")
         if shape[axis] == 0:
             _fail(name, f"attempt to get {name} of an empty sequence (axis {axis} of {shape})")
-        return shape[:axis] + shape[axis + 1:], np.dtype(np.int64)
+        return shape[:axis] + shape[axis + 1 :], np.dtype(np.int64)
 
     return infer
 
 
-_register("argmax", _arg_infer("argmax"), lambda x, axis: np.argmax(x, axis=axis),
-          {"axis": INT}, 1)
-_register("argmin", _arg_infer("argmin"), lambda x, axis: np.argmin(x, axis=axis),
-          {"axis": INT}, 1)
-
+_register("argmax", _arg_infer("argmax"), lambda x, axis: np.argmax(x, axis=axis), {"axis": INT}, 1)
+_register("argmin", _arg_infer("argmin"), lambda x, axis: np.argmin(x, axis=axis), {"axis": INT}, 1)
 
 
 SCAN_KINDS = ("sum", "prod", "max", "min")
@@ -417,11 +454,20 @@ def _sort_infer(name):
 
 # NumPy's stable sort (NaN last, ties in input order): every backend sorts stably, so the
 # reference is exact for the values and the indices alike.
-_register("sort", _sort_infer("sort"), lambda x, axis: np.sort(x, axis=axis, kind="stable"),
-          {"axis": INT}, 1)
-_register("argsort", _sort_infer("argsort"),
-          lambda x, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
-          {"axis": INT}, 1)
+_register(
+    "sort",
+    _sort_infer("sort"),
+    lambda x, axis: np.sort(x, axis=axis, kind="stable"),
+    {"axis": INT},
+    1,
+)
+_register(
+    "argsort",
+    _sort_infer("argsort"),
+    lambda x, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+    {"axis": INT},
+    1,
+)
 
 
 # ----------------------------------------------------------------------------- linalg
@@ -442,8 +488,7 @@ def _linalg_infer(types, a):
     if kind == "solve":
         bshape, bdtype = types[1]
         if bdtype != dtype or len(bshape) != len(shape) or bshape[:-1] != shape[:-1]:
-            _fail("linalg", f"b {type_str(bshape, bdtype)} does not fit a "
-                            f"{type_str(shape, dtype)}")
+            _fail("linalg", f"b {type_str(bshape, bdtype)} does not fit a {type_str(shape, dtype)}")
         return bshape, dtype
     if kind == "slogdet":
         return shape[:-2] + (2,), dtype
@@ -484,8 +529,11 @@ def _dot_infer(types, a):
             _fail("dot_general", f"dimension out of range for {ls} @ {rs}")
         if ls[x] != rs[y]:
             _fail("dot_general", f"shapes {ls} and {rs} not aligned: {ls[x]} != {rs[y]}")
-    out = ([ls[d] for d in lb] + [ls[d] for d in dot_free_dims(len(ls), lc, lb)]
-           + [rs[d] for d in dot_free_dims(len(rs), rc, rb)])
+    out = (
+        [ls[d] for d in lb]
+        + [ls[d] for d in dot_free_dims(len(ls), lc, lb)]
+        + [rs[d] for d in dot_free_dims(len(rs), rc, rb)]
+    )
     return tuple(out), ld
 
 
@@ -498,8 +546,9 @@ def _dot_impl(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch):
     lt = lhs.transpose(list(lhs_batch) + lf + list(lhs_contracting)).reshape(b, m, k)
     rt = rhs.transpose(list(rhs_batch) + list(rhs_contracting) + rf).reshape(b, k, n)
     out = np.matmul(lt, rt)
-    shape = ([lhs.shape[d] for d in lhs_batch] + [lhs.shape[d] for d in lf]
-             + [rhs.shape[d] for d in rf])
+    shape = (
+        [lhs.shape[d] for d in lhs_batch] + [lhs.shape[d] for d in lf] + [rhs.shape[d] for d in rf]
+    )
     return out.reshape(shape)
 
 

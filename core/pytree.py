@@ -59,6 +59,7 @@ def leaf_paths(treedef, prefix="") -> list[str]:
     if kind == "none":
         return []
     if kind == "dict":
-        return [p for k, d in zip(treedef[1], treedef[2])
-                for p in leaf_paths(d, f"{prefix}[{k!r}]")]
+        return [
+            p for k, d in zip(treedef[1], treedef[2]) for p in leaf_paths(d, f"{prefix}[{k!r}]")
+        ]
     return [p for i, d in enumerate(treedef[1]) for p in leaf_paths(d, f"{prefix}[{i}]")]

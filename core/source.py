@@ -13,8 +13,18 @@ import numpy as np
 from jitc.core.ir import Loc
 
 # jitc's packages: each a folder of its own (pyproject.toml maps them), and NumPy's
-PACKAGES = ("jitc", "jitc.core", "jitc.trace", "jitc.numpy_api", "jitc.runtime",
-            "jitc.fusion", "jitc.backends", "jitc.aot", "jitc.chunked", "jitc.report")
+PACKAGES = (
+    "jitc",
+    "jitc.core",
+    "jitc.trace",
+    "jitc.numpy_api",
+    "jitc.runtime",
+    "jitc.fusion",
+    "jitc.backends",
+    "jitc.aot",
+    "jitc.chunked",
+    "jitc.report",
+)
 
 
 def package_folders() -> list[str]:

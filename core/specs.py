@@ -34,8 +34,10 @@ def _check_size(s: ShapeDtype):
         raise ValueError(f"shape {list(s.shape)} has a negative dimension")
     nbytes = math.prod(d for d in s.shape if d) * s.dtype.itemsize
     if nbytes > np.iinfo(np.intp).max:
-        raise ValueError(f"{s} is larger than any NumPy array can be ({nbytes:,} bytes; the "
-                         f"limit is {np.iinfo(np.intp).max:,})")
+        raise ValueError(
+            f"{s} is larger than any NumPy array can be ({nbytes:,} bytes; the "
+            f"limit is {np.iinfo(np.intp).max:,})"
+        )
 
 
 _SPEC = re.compile(r"\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*")
@@ -46,14 +48,19 @@ def spec(text: str) -> ShapeDtype:
     pred/bool; 'f32[]' is 0-d)."""
     m = _SPEC.fullmatch(text)
     if text.strip() in BY_SHORT_NAME:
-        raise ValueError(f"bad spec {text!r}: a shape is missing; write '{text.strip()}[]' for "
-                         f"a scalar (0-d), or '{text.strip()}[d0,d1,...]'")
+        raise ValueError(
+            f"bad spec {text!r}: a shape is missing; write '{text.strip()}[]' for "
+            f"a scalar (0-d), or '{text.strip()}[d0,d1,...]'"
+        )
     if not m or m.group(1) not in BY_SHORT_NAME:
         names = ", ".join(sorted(BY_SHORT_NAME))
-        raise ValueError(f"bad spec {text!r}: expected DTYPE[d0,d1,...] with DTYPE one of "
-                         f"{names}, e.g. 'f32[1,512]'")
+        raise ValueError(
+            f"bad spec {text!r}: expected DTYPE[d0,d1,...] with DTYPE one of "
+            f"{names}, e.g. 'f32[1,512]'"
+        )
     dims = [d.strip() for d in m.group(2).split(",")] if m.group(2).strip() else []
     if not all(dims):
-        raise ValueError(f"bad spec {text!r}: an empty dimension (write 'f32[2,3]', or "
-                         f"'f32[]' for a 0-d array)")
+        raise ValueError(
+            f"bad spec {text!r}: an empty dimension (write 'f32[2,3]', or 'f32[]' for a 0-d array)"
+        )
     return ShapeDtype(tuple(int(d) for d in dims), BY_SHORT_NAME[m.group(1)])

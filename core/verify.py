@@ -30,6 +30,7 @@ def verify(graph: Graph) -> Graph:
         if p.attrs.get("index") != i:
             raise VerifyError(f"parameter {p} has index {p.attrs.get('index')}, expected {i}")
     for node in graph.nodes:
+
         def bad(msg, node=node):
             raise VerifyError(f"{msg}\n{_context(graph, node)}")
 
@@ -61,8 +62,10 @@ def verify(graph: Graph) -> Graph:
             except ShapeError as e:
                 bad(str(e))
             if tuple(shape) != node.shape or np.dtype(dtype) != node.dtype:
-                bad(f"{node.op} result is {node.type_str()}, its rule gives "
-                    f"{type_str(shape, dtype)}")
+                bad(
+                    f"{node.op} result is {node.type_str()}, its rule gives "
+                    f"{type_str(shape, dtype)}"
+                )
         seen.add(node)
     for o in graph.outputs:
         if o not in seen:

@@ -24,7 +24,8 @@ def _init(seed, n_embd=N_EMBD):
         return (rng.standard_normal(shape) * 0.02).astype(np.float32)
 
     return {
-        "ln_1": (1 + w(n_embd), w(n_embd)), "ln_2": (1 + w(n_embd), w(n_embd)),
+        "ln_1": (1 + w(n_embd), w(n_embd)),
+        "ln_2": (1 + w(n_embd), w(n_embd)),
         "c_attn": (w(n_embd, 3 * n_embd), w(3 * n_embd)),
         "c_proj": (w(n_embd, n_embd), w(n_embd)),
         "mlp_fc": (w(n_embd, 4 * n_embd), w(4 * n_embd)),
@@ -98,8 +99,10 @@ def main(backend="reference"):
         want = fn.fun(x)  # the same function run by NumPy
         assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-        print(f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
-              f"max abs diff {np.abs(got - want).max():.1e}")
+        print(
+            f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
+            f"max abs diff {np.abs(got - want).max():.1e}"
+        )
 
 
 if __name__ == "__main__":

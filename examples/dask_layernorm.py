@@ -1,6 +1,6 @@
 """A jitted layernorm over a chunked dask array, on a local cluster of worker processes.
 
-    python examples/dask_layernorm.py        (pip install -e ".[dask]" first)
+python examples/dask_layernorm.py        (pip install -e ".[dask]" first)
 """
 
 import numpy as np
@@ -19,14 +19,19 @@ def main(rows=2**16, n_workers=2):
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    x = da.random.default_rng(0).standard_normal((rows, 512), chunks=(rows // 8, 512),
-                                                  dtype=np.float32)
+    x = da.random.default_rng(0).standard_normal(
+        (rows, 512), chunks=(rows // 8, 512), dtype=np.float32
+    )
     g = np.linspace(0.5, 1.5, 512, dtype=np.float32)
     b = np.linspace(-1, 1, 512, dtype=np.float32)
     y = layernorm(x, g, b)  # lazy: nothing runs yet
     print(layernorm.lower(x, g, b).as_text().split("\n\n")[0])
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+    with (
+        LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster),
+    ):
         got, xs = da.compute(y.sum(axis=0), x)
     want = layernorm.fun(xs, g, b).sum(axis=0)  # the same function run by NumPy
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-2)

@@ -18,6 +18,7 @@ import jitc
 
 # ---------------------------------------------------------------- reaction-diffusion
 
+
 def gray_scott(U, V, steps, Du=0.16, Dv=0.08, F=0.035, k=0.065):
     """`steps` explicit Euler steps of the Gray-Scott model on U, V (updated in place)."""
     u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]  # views of the interior
@@ -41,6 +42,7 @@ def gray_scott_state(n=128, seed=0):
 
 
 # ---------------------------------------------------------------- MLP trained by SGD
+
 
 class MLP:
     def __init__(self, n_in, n_hidden, n_out, seed=0):
@@ -70,6 +72,7 @@ class MLP:
 
 # ---------------------------------------------------------------- AdaGrad over lists
 
+
 def adagrad(params, grads, mems, lr=0.1):
     for p, g, m in zip(params, grads, mems):
         np.clip(g, -5, 5, out=g)  # exploding gradients
@@ -79,11 +82,13 @@ def adagrad(params, grads, mems, lr=0.1):
 
 # ---------------------------------------------------------------- KV-cache decode step
 
+
 class Attention:
     def __init__(self, n_ctx=32, d=16, seed=0):
         rng = np.random.default_rng(seed)
-        self.Wq, self.Wk, self.Wv = (rng.standard_normal((d, d)).astype(np.float32) * 0.2
-                                     for _ in range(3))
+        self.Wq, self.Wk, self.Wv = (
+            rng.standard_normal((d, d)).astype(np.float32) * 0.2 for _ in range(3)
+        )
         self.cache_k = np.zeros((n_ctx, d), np.float32)
         self.cache_v = np.zeros((n_ctx, d), np.float32)
 
@@ -92,13 +97,14 @@ class Attention:
         q = x @ self.Wq
         self.cache_k[pos] = x @ self.Wk
         self.cache_v[pos] = x @ self.Wv
-        k, v = self.cache_k[:pos + 1], self.cache_v[:pos + 1]
+        k, v = self.cache_k[: pos + 1], self.cache_v[: pos + 1]
         s = k @ q / np.sqrt(len(q))
         w = np.exp(s - s.max())
         return (w / w.sum()) @ v
 
 
 # ---------------------------------------------------------------- x[mask] physics
+
 
 def accelerations(pos, mass, acc, cutoff=2.0, eps=1e-2):
     """Softened gravity from every body, zero beyond `cutoff`; written into acc."""
@@ -112,6 +118,7 @@ def accelerations(pos, mass, acc, cutoff=2.0, eps=1e-2):
 
 
 # ---------------------------------------------------------------- the check
+
 
 def _same(got, want, what, rtol=1e-4, atol=1e-6):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)

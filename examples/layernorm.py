@@ -1,7 +1,7 @@
 """Layer normalization over the last axis, as in transformers.
 
-    python examples/layernorm.py
-    jitc show examples/layernorm.py:layernorm --arg f32[64,256] --arg f32[256] --arg f32[256]
+python examples/layernorm.py
+jitc show examples/layernorm.py:layernorm --arg f32[64,256] --arg f32[256] --arg f32[256]
 """
 
 import numpy as np
@@ -21,7 +21,8 @@ def layernorm(x, g, b, eps=1e-5):
 def layernorm_var(x, g, b):
     """The same with np.var, one of the reductions jitc fuses with its consumers."""
     return (x - np.mean(x, axis=-1, keepdims=True)) / np.sqrt(
-        np.var(x, axis=-1, keepdims=True) + 1e-5) * g + b
+        np.var(x, axis=-1, keepdims=True) + 1e-5
+    ) * g + b
 
 
 def main(backend="reference"):
@@ -34,8 +35,10 @@ def main(backend="reference"):
         want = fn.fun(x, g, b)  # the same function run by NumPy
         assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-        print(f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
-              f"max abs diff {np.abs(got - want).max():.1e}")
+        print(
+            f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
+            f"max abs diff {np.abs(got - want).max():.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,10 @@ _rng = np.random.default_rng(0)
 _scale = 1 / np.sqrt(N_HIDDEN)
 # Per layer: W maps [input, h] -> the four gates (i, f, g, o); b is their bias.
 WEIGHTS = [
-    ((_rng.uniform(-_scale, _scale, (n_in + N_HIDDEN, 4 * N_HIDDEN))).astype(np.float32),
-     (_rng.uniform(-_scale, _scale, 4 * N_HIDDEN)).astype(np.float32))
+    (
+        (_rng.uniform(-_scale, _scale, (n_in + N_HIDDEN, 4 * N_HIDDEN))).astype(np.float32),
+        (_rng.uniform(-_scale, _scale, 4 * N_HIDDEN)).astype(np.float32),
+    )
     for n_in in [N_INPUT] + [N_HIDDEN] * (N_LAYERS - 1)
 ]
 
@@ -68,8 +70,10 @@ def main(backend="reference", n_steps=8):
             assert g.dtype == w.dtype == np.float32 and g.shape == w.shape
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
         diff = max(np.abs(g - w).max() for g, w in zip(flat_got, flat_want))
-        print(f"{fn.__name__}: {backend} matches NumPy, {len(flat_got)} arrays, "
-              f"max abs diff {diff:.1e}")
+        print(
+            f"{fn.__name__}: {backend} matches NumPy, {len(flat_got)} arrays, "
+            f"max abs diff {diff:.1e}"
+        )
 
 
 def _leaves(tree):

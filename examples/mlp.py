@@ -1,7 +1,7 @@
 """A 2-layer MLP (relu, softmax output) with its weights as closure constants.
 
-    python examples/mlp.py                  # runs on the reference backend, checks NumPy
-    jitc show examples/mlp.py:mlp --arg f32[1,512]
+python examples/mlp.py                  # runs on the reference backend, checks NumPy
+jitc show examples/mlp.py:mlp --arg f32[1,512]
 """
 
 import numpy as np
@@ -42,8 +42,10 @@ def main(backend="reference"):
         want = fn.fun(*args)  # the same function run by NumPy
         assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-        print(f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
-              f"max abs diff {np.abs(got - want).max():.1e}")
+        print(
+            f"{fn.__name__}: {backend} matches NumPy, {got.shape} {got.dtype}, "
+            f"max abs diff {np.abs(got - want).max():.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,7 @@ PASSES = SIMPLIFY + FUSE
 
 def optimize(graph: Graph, *, verify: bool = False, passes=None, timings=None) -> Graph:
     """The optimized copy of `graph` that every backend compiles."""
-    return run_passes(graph, PASSES if passes is None else passes, verify=verify,
-                      timings=timings)
+    return run_passes(graph, PASSES if passes is None else passes, verify=verify, timings=timings)
 
 
 __all__ = ["optimize", "fusion_report", "plan_buffers", "BufferPlan", "PASSES", "Pass"]

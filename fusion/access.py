@@ -30,6 +30,7 @@ def numel(n: Node) -> int:
         size *= d
     return size
 
+
 IDENT = ("full",)
 MAX_STEPS = 12
 OPAQUE = ("full", ("opaque",))
@@ -51,10 +52,18 @@ def expanding(sig) -> bool:
     return any(step[0] in _EXPANDING for step in sig[1:])
 
 
-_NAMES = {"bcast": "a broadcast", "rowx": "a broadcast", "gather": "a gather",
-          "gidx": "a gather", "gidx+": "a gather", "transpose": "a transpose",
-          "slice": "a slice", "reshape": "a reshape", "concat": "a concatenate",
-          "opaque": "a long chain of index maps"}
+_NAMES = {
+    "bcast": "a broadcast",
+    "rowx": "a broadcast",
+    "gather": "a gather",
+    "gidx": "a gather",
+    "gidx+": "a gather",
+    "transpose": "a transpose",
+    "slice": "a slice",
+    "reshape": "a reshape",
+    "concat": "a concatenate",
+    "opaque": "a long chain of index maps",
+}
 
 
 def describe(sig) -> str:
@@ -127,8 +136,11 @@ def extend(sig, u: Node, k: int):
         return _full(sig, ("transpose", perm, o.shape))
     if op == "slice":
         a = u.attrs
-        if o.shape == u.shape and all(s == 0 for s in a["start"]) \
-                and all(st == 1 for st in a["stride"]):
+        if (
+            o.shape == u.shape
+            and all(s == 0 for s in a["start"])
+            and all(st == 1 for st in a["stride"])
+        ):
             return sig
         return _full(sig, ("slice", tuple(a["start"]), tuple(a["stride"]), o.shape))
     if op == "concatenate":

@@ -83,8 +83,12 @@ def subtract_zero(n, g):
 
 def divide_by_one(n, g):
     """x / 1  ==>  x   (floats)"""
-    if n.op == "divide" and n.dtype.kind == "f" and _is(n.operands[1], 1) \
-            and _same_type(n.operands[0], n):
+    if (
+        n.op == "divide"
+        and n.dtype.kind == "f"
+        and _is(n.operands[1], 1)
+        and _same_type(n.operands[0], n)
+    ):
         return n.operands[0]
 
 
@@ -101,8 +105,14 @@ def divide_by_power_of_two(n, g):
     if abs(mantissa) != 0.5 or not np.isfinite(inverse) or inverse * c != 1:
         return None
     k = g.add("constant", (), {"value": np.asarray(inverse, n.dtype)}, (), n.dtype, n.loc)
-    k = g.add("broadcast_in_dim", [k], {"shape": n.shape, "broadcast_dimensions": ()},
-              n.shape, n.dtype, n.loc)
+    k = g.add(
+        "broadcast_in_dim",
+        [k],
+        {"shape": n.shape, "broadcast_dimensions": ()},
+        n.shape,
+        n.dtype,
+        n.loc,
+    )
     return g.add("multiply", [n.operands[0], k], {}, n.shape, n.dtype, n.loc)
 
 
@@ -110,8 +120,14 @@ def integer_self_subtract(n, g):
     """x - x  ==>  0   (integers only: NaN - NaN is NaN, inf - inf is NaN)"""
     if n.op == "subtract" and n.dtype.kind in "iu" and n.operands[0] is n.operands[1]:
         zero = g.add("constant", (), {"value": np.zeros((), n.dtype)}, (), n.dtype, n.loc)
-        return g.add("broadcast_in_dim", [zero], {"shape": n.shape, "broadcast_dimensions": ()},
-                     n.shape, n.dtype, n.loc)
+        return g.add(
+            "broadcast_in_dim",
+            [zero],
+            {"shape": n.shape, "broadcast_dimensions": ()},
+            n.shape,
+            n.dtype,
+            n.loc,
+        )
 
 
 def double_negation(n, g):
@@ -180,8 +196,7 @@ def transpose_of_transpose(n, g):
     inner = n.operands[0]
     p, q = inner.attrs["permutation"], n.attrs["permutation"]
     perm = tuple(p[i] for i in q)
-    return g.add("transpose", [inner.operands[0]], {"permutation": perm}, n.shape, n.dtype,
-                 n.loc)
+    return g.add("transpose", [inner.operands[0]], {"permutation": perm}, n.shape, n.dtype, n.loc)
 
 
 def unit_transpose_is_reshape(n, g):
@@ -207,16 +222,25 @@ def broadcast_of_broadcast(n, g):
     inner = n.operands[0]
     dims = n.attrs["broadcast_dimensions"]
     composed = tuple(dims[d] for d in inner.attrs["broadcast_dimensions"])
-    return g.add("broadcast_in_dim", [inner.operands[0]],
-                 {"shape": n.shape, "broadcast_dimensions": composed}, n.shape, n.dtype, n.loc)
+    return g.add(
+        "broadcast_in_dim",
+        [inner.operands[0]],
+        {"shape": n.shape, "broadcast_dimensions": composed},
+        n.shape,
+        n.dtype,
+        n.loc,
+    )
 
 
 def unit_broadcast_is_reshape(n, g):
     """broadcast_in_dim(x) that only adds size-1 dims  ==>  reshape(x)"""
-    if n.op == "broadcast_in_dim" and numel(n.operands[0]) == numel(n) and n.ndim > 0 \
-            and n.operands[0].shape != n.shape:
-        return g.add("reshape", [n.operands[0]], {"new_sizes": n.shape}, n.shape, n.dtype,
-                     n.loc)
+    if (
+        n.op == "broadcast_in_dim"
+        and numel(n.operands[0]) == numel(n)
+        and n.ndim > 0
+        and n.operands[0].shape != n.shape
+    ):
+        return g.add("reshape", [n.operands[0]], {"new_sizes": n.shape}, n.shape, n.dtype, n.loc)
 
 
 def broadcast_of_unit_reshape(n, g):
@@ -241,21 +265,31 @@ def broadcast_of_unit_reshape(n, g):
     for k, d in enumerate(new_dims):
         if d is None:
             lo = out[-1] + 1 if out else 0
-            hi = next((e for e in new_dims[k + 1:] if e is not None), n.ndim)
+            hi = next((e for e in new_dims[k + 1 :] if e is not None), n.ndim)
             free = [e for e in range(lo, hi) if e not in used]
             if not free:
                 return None
             d = free[0]
             used.add(d)
         out.append(d)
-    return g.add("broadcast_in_dim", [x], {"shape": n.shape, "broadcast_dimensions": tuple(out)},
-                 n.shape, n.dtype, n.loc)
+    return g.add(
+        "broadcast_in_dim",
+        [x],
+        {"shape": n.shape, "broadcast_dimensions": tuple(out)},
+        n.shape,
+        n.dtype,
+        n.loc,
+    )
 
 
 def full_slice(n, g):
     """x[0:n:1, ...] over every whole axis  ==>  x"""
-    if n.op == "slice" and n.shape == n.operands[0].shape and \
-            all(s == 0 for s in n.attrs["start"]) and all(st == 1 for st in n.attrs["stride"]):
+    if (
+        n.op == "slice"
+        and n.shape == n.operands[0].shape
+        and all(s == 0 for s in n.attrs["start"])
+        and all(st == 1 for st in n.attrs["stride"])
+    ):
         return n.operands[0]
 
 
@@ -278,8 +312,10 @@ def dot_of_transpose(n, g):
     if n.op != "dot_general":
         return None
     a = dict(n.attrs)
-    for side, (c, b) in (("lhs", ("lhs_contracting", "lhs_batch")),
-                         ("rhs", ("rhs_contracting", "rhs_batch"))):
+    for side, (c, b) in (
+        ("lhs", ("lhs_contracting", "lhs_batch")),
+        ("rhs", ("rhs_contracting", "rhs_batch")),
+    ):
         k = 0 if side == "lhs" else 1
         t = n.operands[k]
         if t.op != "transpose":
@@ -298,13 +334,29 @@ def dot_of_transpose(n, g):
 
 
 RULES = (
-    multiply_by_one, add_zero, subtract_zero, divide_by_one, divide_by_power_of_two,
+    multiply_by_one,
+    add_zero,
+    subtract_zero,
+    divide_by_one,
+    divide_by_power_of_two,
     integer_self_subtract,
-    double_negation, double_not, power_of_one_or_two, select_same,
-    convert_to_same_dtype, reshape_to_same_shape, reshape_of_reshape, identity_transpose,
-    transpose_of_transpose, unit_transpose_is_reshape, identity_broadcast,
-    broadcast_of_broadcast, unit_broadcast_is_reshape, broadcast_of_unit_reshape, full_slice,
-    reduce_over_unit_axes, dot_of_transpose,
+    double_negation,
+    double_not,
+    power_of_one_or_two,
+    select_same,
+    convert_to_same_dtype,
+    reshape_to_same_shape,
+    reshape_of_reshape,
+    identity_transpose,
+    transpose_of_transpose,
+    unit_transpose_is_reshape,
+    identity_broadcast,
+    broadcast_of_broadcast,
+    unit_broadcast_is_reshape,
+    broadcast_of_unit_reshape,
+    full_slice,
+    reduce_over_unit_axes,
+    dot_of_transpose,
 )
 
 assert all(r.__doc__ for r in RULES)

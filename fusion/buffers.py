@@ -69,8 +69,11 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return False
     members = {x for x in body.nodes if x.op != "parameter"}
     try:
-        space = infer_space([x for x in body.nodes if x in members and x.op != "constant"],
-                            body.outputs, n.attrs["kind"])
+        space = infer_space(
+            [x for x in body.nodes if x in members and x.op != "constant"],
+            body.outputs,
+            n.attrs["kind"],
+        )
         if space.output_sig(body.outputs[0]) != IDENT:
             return False
         params = [p for p, top in zip(body.params, n.operands) if top is operand]
@@ -102,9 +105,12 @@ def _epilogue_reads_at_own_index(n: Node, operand: Node) -> bool:
             return False
         if any(u.op not in ops.ELEMENTWISE or u.shape != n.shape for u in users[p]):
             return False
-    return all(m.op in ops.ELEMENTWISE or m.op in ("parameter", "constant", "dot_general")
-               or (m.op == "broadcast_in_dim" and m.operands[0].shape == ())
-               for m in body.nodes)
+    return all(
+        m.op in ops.ELEMENTWISE
+        or m.op in ("parameter", "constant", "dot_general")
+        or (m.op == "broadcast_in_dim" and m.operands[0].shape == ())
+        for m in body.nodes
+    )
 
 
 class _Classes:
@@ -174,8 +180,9 @@ def plan_buffers(graph: Graph) -> BufferPlan:
             group = members_of[r]
             if any(x.op in EXTERNAL or x in outputs for x in group):
                 continue
-            if span[r][1] != i or sum(classes.find(x) is r for x in n.operands) != \
-                    n.operands.count(o):
+            if span[r][1] != i or sum(classes.find(x) is r for x in n.operands) != n.operands.count(
+                o
+            ):
                 continue  # o's storage is read later, or n reads it under another name too
             if nbytes(o) != nbytes(n) or o.dtype.itemsize != n.dtype.itemsize:
                 continue
@@ -251,8 +258,11 @@ def can_write_into_parameter(graph: Graph, param_index: int, output_index: int) 
         return True
     if position[first] < last_read or first not in readers or first.tuple_types is not None:
         return False
-    return all(nbytes(v) == nbytes(first) and _reads_only_at_own_index(first, v)
-               for v in first.operands if v in views)
+    return all(
+        nbytes(v) == nbytes(first) and _reads_only_at_own_index(first, v)
+        for v in first.operands
+        if v in views
+    )
 
 
 __all__ = ["BufferPlan", "plan_buffers", "can_write_into_parameter"]

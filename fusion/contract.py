@@ -91,8 +91,11 @@ from jitc.core.ir import Graph, Node
 from jitc.fusion.access import IDENT, describe, expanding, extend, is_row, numel, squeeze
 
 KINDS = ("loop", "reduction", "dot", "multi")
-BODY_OPS = ops.ELEMENTWISE | ops.REDUCTIONS | {
-    "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}
+BODY_OPS = (
+    ops.ELEMENTWISE
+    | ops.REDUCTIONS
+    | {"broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}
+)
 
 
 class ContractError(JitcError):
@@ -156,8 +159,10 @@ def duplicated(n: Node, sigs, computed, space: Space) -> str | None:
         return None
     if len(full) * int(np.prod(space.shape, dtype=np.int64)) <= numel(n):
         return None
-    return (f"{n.op} is read at {len(full)} overlapping indices (a stencil): computing it "
-            f"once is cheaper than {len(full)} times")
+    return (
+        f"{n.op} is read at {len(full)} overlapping indices (a stencil): computing it "
+        f"once is cheaper than {len(full)} times"
+    )
 
 
 _REINDEX = frozenset({"slice", "reshape", "transpose", "broadcast_in_dim"})
@@ -169,8 +174,11 @@ def node_rule(n: Node, sigs, space: Space, *, tentative: bool = False) -> str | 
     With tentative=True (the fuser growing a group whose reduce may join later) a row read of
     an expensive op is accepted before the reduced axes are known."""
     if n.op in ops.REDUCTIONS:
-        if space.reduced is None or n.operands[0].shape != space.shape \
-                or reduce_axes(n) != space.reduced:
+        if (
+            space.reduced is None
+            or n.operands[0].shape != space.shape
+            or reduce_axes(n) != space.reduced
+        ):
             return "a reduction over another iteration space"
         for s in sigs:
             if not is_row(s) or s[1] != space.kept:
@@ -186,13 +194,15 @@ def node_rule(n: Node, sigs, space: Space, *, tentative: bool = False) -> str | 
     if n.op in ops.EXPENSIVE:
         if len(sigs) > 1:
             how = sorted({describe(s) for s in sigs})
-            return (f"would compute {n.op} {len(sigs)} times (read through "
-                    f"{' and '.join(how)})")
+            return f"would compute {n.op} {len(sigs)} times (read through {' and '.join(how)})"
         (s,) = sigs
         if is_row(s):
             if space.reduced is None:
-                return None if tentative else (
-                    f"would recompute {n.op} for every element of a broadcast")
+                return (
+                    None
+                    if tentative
+                    else (f"would recompute {n.op} for every element of a broadcast")
+                )
             if not set(s[1]) <= set(space.kept):
                 return f"would recompute {n.op} for every element of a broadcast"
             return None
@@ -230,8 +240,9 @@ def signatures(nodes, members, outputs, space: Space) -> dict:
             for s in sigs[u]:
                 e = extend(s, u, k)
                 if e is None:
-                    raise ContractError(f"{u.op} cannot read {n.op} at an index the kernel "
-                                        f"has ({describe(s)})", n)
+                    raise ContractError(
+                        f"{u.op} cannot read {n.op} at an index the kernel has ({describe(s)})", n
+                    )
                 sigs[n].add(e)
     return sigs
 
@@ -243,8 +254,10 @@ def infer_space(members_in_order, outputs, kind) -> Space:
     if kind not in KINDS:
         raise ContractError(f"unknown fusion kind {kind!r}; expected one of {KINDS}")
     if (kind == "dot") != bool(dots) or len(dots) > 1:
-        raise ContractError(f"kind {kind!r} fusion with {len(dots)} dot_general ops",
-                            dots[1] if len(dots) > 1 else None)
+        raise ContractError(
+            f"kind {kind!r} fusion with {len(dots)} dot_general ops",
+            dots[1] if len(dots) > 1 else None,
+        )
     if kind == "loop" and reduces:
         raise ContractError("kind 'loop' fusion contains a reduction", reduces[0])
     if kind == "reduction" and not reduces:
@@ -255,10 +268,15 @@ def infer_space(members_in_order, outputs, kind) -> Space:
         shapes = {r.operands[0].shape for r in reduces}
         axes = {reduce_axes(r) for r in reduces}
         if len(shapes) > 1 or len(axes) > 1:
-            r = next(r for r in reduces if (r.operands[0].shape, reduce_axes(r)) !=
-                     (reduces[0].operands[0].shape, reduce_axes(reduces[0])))
-            raise ContractError(f"reductions over different spaces: {sorted(shapes)} axes "
-                                f"{sorted(axes)}", r)
+            r = next(
+                r
+                for r in reduces
+                if (r.operands[0].shape, reduce_axes(r))
+                != (reduces[0].operands[0].shape, reduce_axes(reduces[0]))
+            )
+            raise ContractError(
+                f"reductions over different spaces: {sorted(shapes)} axes {sorted(axes)}", r
+            )
         space = Space(shapes.pop(), axes.pop())
         if not space.reduces_something():
             raise ContractError("a reduction over size-1 axes only", reduces[0])
@@ -269,8 +287,9 @@ def infer_space(members_in_order, outputs, kind) -> Space:
         return Space(dots[0].shape)
     shapes = {o.shape for o in outputs}
     if len(shapes) != 1:
-        raise ContractError(f"loop fusion outputs of different shapes {sorted(shapes)}",
-                            outputs[-1])
+        raise ContractError(
+            f"loop fusion outputs of different shapes {sorted(shapes)}", outputs[-1]
+        )
     return Space(shapes.pop())
 
 
@@ -305,8 +324,11 @@ def check_region(nodes, members, outputs, kind, *, body: bool = True) -> Space:
     for n in ordered:
         if n.op == "dot_general":
             if any(o in members for o in n.operands):
-                raise ContractError("a dot reads a value computed inside the fusion; its "
-                                    "operands must be materialized inputs", n)
+                raise ContractError(
+                    "a dot reads a value computed inside the fusion; its "
+                    "operands must be materialized inputs",
+                    n,
+                )
             if body and n is not ordered[0]:
                 raise ContractError("the dot is not the first op of its fusion body", n)
             if n in outputs:
@@ -316,7 +338,8 @@ def check_region(nodes, members, outputs, kind, *, body: bool = True) -> Space:
         if not sigs[n]:
             raise ContractError(f"dead value {n} inside a fusion body", n)
         why = node_rule(n, sigs[n], space) or duplicated(
-            n, sigs[n], lambda o: o in members and o.op != "constant", space)
+            n, sigs[n], lambda o: o in members and o.op != "constant", space
+        )
         if why:
             raise ContractError(why, n)
     return space
@@ -329,8 +352,9 @@ def check_fusion(node: Node) -> Space:
     try:
         return check_region(body.nodes, members, body.outputs, node.attrs.get("kind"))
     except ContractError as e:
-        raise ContractError(f"fusion {node} ({node.attrs.get('kind')}): {e}\n{body}",
-                            e.node) from None
+        raise ContractError(
+            f"fusion {node} ({node.attrs.get('kind')}): {e}\n{body}", e.node
+        ) from None
 
 
 def check_graph(graph: Graph) -> None:
@@ -353,6 +377,5 @@ def single_op_body(node: Node) -> tuple[Graph, list[Node]]:
         else:
             values.append(body.add_parameter(o.shape, o.dtype, o.loc))
             sources.append(o)
-    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype,
-                             node.loc)]
+    body.outputs = [body.add(node.op, values, dict(node.attrs), node.shape, node.dtype, node.loc)]
     return body, sources

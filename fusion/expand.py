@@ -38,8 +38,7 @@ def _constant(g: Graph, value, loc) -> Node:
 def _slice_axis(g, x, axis, lo, hi, step, loc):
     start, limit, stride = [0] * x.ndim, list(x.shape), [1] * x.ndim
     start[axis], limit[axis], stride[axis] = lo, hi, step
-    return _add(g, "slice", [x], loc, start=tuple(start), limit=tuple(limit),
-                stride=tuple(stride))
+    return _add(g, "slice", [x], loc, start=tuple(start), limit=tuple(limit), stride=tuple(stride))
 
 
 def _spread(g, values, axis, rows, like, loc):
@@ -51,8 +50,14 @@ def _spread(g, values, axis, rows, like, loc):
     source[rows] = np.arange(len(rows))
     written[rows] = True
     gathered = _add(g, "gather", [values, _constant(g, source, loc)], loc, axis=axis)
-    mask = _add(g, "broadcast_in_dim", [_constant(g, written, loc)], loc, shape=like.shape,
-                broadcast_dimensions=(axis,))
+    mask = _add(
+        g,
+        "broadcast_in_dim",
+        [_constant(g, written, loc)],
+        loc,
+        shape=like.shape,
+        broadcast_dimensions=(axis,),
+    )
     return gathered, mask
 
 
@@ -80,8 +85,11 @@ def expand_update_slice(n, g):
         middle = place(_slice_axis(g, b, axis, s, l, st, n.loc), axis + 1)
         if st != 1:
             return _placed(g, b, middle, axis, list(range(s, l if l >= 0 else -1, st)), n.loc)
-        parts = ([_slice_axis(g, b, axis, 0, s, 1, n.loc)] if s > 0 else []) + [middle] + \
-            ([_slice_axis(g, b, axis, l, size, 1, n.loc)] if l < size else [])
+        parts = (
+            ([_slice_axis(g, b, axis, 0, s, 1, n.loc)] if s > 0 else [])
+            + [middle]
+            + ([_slice_axis(g, b, axis, l, size, 1, n.loc)] if l < size else [])
+        )
         return _add(g, "concatenate", parts, n.loc, dimension=axis)
 
     return place(base, 0)
@@ -98,7 +106,7 @@ def expand_constant_scatter(n, g):
     rows = np.where(rows < 0, rows + size, rows)
     if rows.size and (rows.min() < 0 or rows.max() >= size):
         return None  # out of bounds: the scatter raises at run time, as NumPy does
-    flat = base.shape[:axis] + (rows.size,) + base.shape[axis + 1:]
+    flat = base.shape[:axis] + (rows.size,) + base.shape[axis + 1 :]
     values = _add(g, "reshape", [updates], n.loc, new_sizes=flat)
     if rows.size == 0:
         return base

@@ -67,8 +67,7 @@ def _scalar_source(n: Node):
     """The shape-() constant that `n` broadcasts, or None."""
     if n.op == "constant" and n.shape == ():
         return n
-    if n.op == "broadcast_in_dim" and n.operands[0].op == "constant" \
-            and n.operands[0].shape == ():
+    if n.op == "broadcast_in_dim" and n.operands[0].op == "constant" and n.operands[0].shape == ():
         return n.operands[0]
     return None
 
@@ -85,8 +84,14 @@ def fold_scalar_broadcasts(n, g):
     if value is None:
         return None
     c = _constant(g, value, n)
-    return g.add("broadcast_in_dim", [c], {"shape": n.shape, "broadcast_dimensions": ()},
-                 n.shape, n.dtype, n.loc)
+    return g.add(
+        "broadcast_in_dim",
+        [c],
+        {"shape": n.shape, "broadcast_dimensions": ()},
+        n.shape,
+        n.dtype,
+        n.loc,
+    )
 
 
 def fold_boolean_select(n, g):

@@ -42,7 +42,14 @@ from jitc.fusion.rewrite import numel
 from jitc.fusion.views import external_view
 
 CHEAP = (ops.ELEMENTWISE - ops.EXPENSIVE) | {
-    "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "iota", "gather"}
+    "broadcast_in_dim",
+    "reshape",
+    "transpose",
+    "slice",
+    "concatenate",
+    "iota",
+    "gather",
+}
 MAX_SIGNATURES = 16
 MAX_ROUNDS = 6
 # A fusion reads and writes at most this many arrays: a kernel's compile time grows faster
@@ -59,8 +66,18 @@ def is_scalar_constant(n: Node) -> bool:
 class Group:
     """A set of nodes that will become one fusion (or stay a single op)."""
 
-    __slots__ = ("root", "members", "member_set", "space", "sigs", "has_dot", "forbidden",
-                 "reads", "pending", "sealed")
+    __slots__ = (
+        "root",
+        "members",
+        "member_set",
+        "space",
+        "sigs",
+        "has_dot",
+        "forbidden",
+        "reads",
+        "pending",
+        "sealed",
+    )
 
     def __init__(self, root: Node, sealed: str = ""):
         self.root = root
@@ -132,8 +149,10 @@ class Fuser:
         # its output, the inputs known so far, and one left for a producer that stays out
         arrays = 2 + self._known_inputs((g.reads - {p}) | set(p.operands))
         if arrays > MAX_ARRAYS:
-            return (f"the kernel would read and write more than {MAX_ARRAYS} arrays "
-                    "(compile time grows faster than its arrays)")
+            return (
+                f"the kernel would read and write more than {MAX_ARRAYS} arrays "
+                "(compile time grows faster than its arrays)"
+            )
         sigs = set()
         for u, k in self.uses[p]:
             if u in g.member_set:
@@ -161,8 +180,11 @@ class Fuser:
         """How many of a group's reads are arrays it will read from memory for sure:
         parameters, array constants and values already materialized. The others are not
         visited yet (the walk goes consumers first) and may still join the group."""
-        return sum(1 for o in reads if o.op == "parameter" or o in self.home
-                   or (o.op == "constant" and o.shape != ()))
+        return sum(
+            1
+            for o in reads
+            if o.op == "parameter" or o in self.home or (o.op == "constant" and o.shape != ())
+        )
 
     def _join_reduce(self, g: Group, p: Node, sigs) -> str | None:
         space = Space(p.operands[0].shape, reduce_axes(p))
@@ -219,8 +241,11 @@ class Fuser:
                     if g not in readers:
                         readers.append(g)
             if external_view(n) is not None:
-                self._materialize(n, readers, reason="a contiguous slice of a parameter or "
-                                  "constant: read in place, no copy")
+                self._materialize(
+                    n,
+                    readers,
+                    reason="a contiguous slice of a parameter or constant: read in place, no copy",
+                )
                 continue
             why = self._must_materialize(n)
             if why is None and len(readers) == 1:
@@ -252,13 +277,18 @@ class Fuser:
         """Copy a cheap n into each reader, or say why not (a reason, or one per reader)."""
         k = len(readers)
         if n.op not in CHEAP:
-            what = "the reduction" if n.op in ops.REDUCTIONS else (
-                "the dot" if n.op == "dot_general" else f"{n.op} (expensive)")
+            what = (
+                "the reduction"
+                if n.op in ops.REDUCTIONS
+                else ("the dot" if n.op == "dot_general" else f"{n.op} (expensive)")
+            )
             return f"{k} kernels read it; fusing {what} into each would compute it {k} times"
         if not cost.should_recompute(n, [g.reads for g in readers]):
-            return (f"cost model: recomputing {n.op} in {k} kernels reads "
-                    f"{cost.recompute_bytes(n, [g.reads for g in readers])} bytes, "
-                    f"materializing it {cost.materialize_bytes(n, k)}")
+            return (
+                f"cost model: recomputing {n.op} in {k} kernels reads "
+                f"{cost.recompute_bytes(n, [g.reads for g in readers])} bytes, "
+                f"materializing it {cost.materialize_bytes(n, k)}"
+            )
         # Every reader must take it: a partial copy would still materialize n.
         reasons = {}
         for g in readers:
@@ -275,11 +305,20 @@ class Fuser:
 
     def _probe(self, g: Group, n: Node) -> str | None:
         """Would n join g? (try_join on a scratch copy of g's state)."""
-        saved = (list(g.members), set(g.member_set), g.space, dict(g.sigs), g.has_dot,
-                 set(g.forbidden), set(g.reads), set(g.pending))
+        saved = (
+            list(g.members),
+            set(g.member_set),
+            g.space,
+            dict(g.sigs),
+            g.has_dot,
+            set(g.forbidden),
+            set(g.reads),
+            set(g.pending),
+        )
         why = self.try_join(g, n)
-        (g.members, g.member_set, g.space, g.sigs, g.has_dot, g.forbidden, g.reads,
-         g.pending) = saved
+        (g.members, g.member_set, g.space, g.sigs, g.has_dot, g.forbidden, g.reads, g.pending) = (
+            saved
+        )
         return why
 
     def _materialize(self, n: Node, readers, reason: str = "", reasons=None, sealed=""):
@@ -293,8 +332,11 @@ class Fuser:
         reasons = reasons or {}
         first = next(iter(reasons.values()), "")
         for r in readers:
-            self.notes[(n, r)] = reasons.get(r) or reason or (
-                f"materialized for another reader ({first}), so this one reads it too")
+            self.notes[(n, r)] = (
+                reasons.get(r)
+                or reason
+                or (f"materialized for another reader ({first}), so this one reads it too")
+            )
 
     # -- checking
     def check(self) -> dict:
@@ -358,8 +400,9 @@ def body_of(members, outputs, order, name="fused"):
         for o in n.operands:
             if o not in mapping and is_scalar_constant(o):
                 mapping[o] = body.add("constant", (), o.attrs, (), o.dtype, o.loc)
-        mapping[n] = body.add(n.op, [mapping[o] for o in n.operands], n.attrs, n.shape,
-                              n.dtype, n.loc)
+        mapping[n] = body.add(
+            n.op, [mapping[o] for o in n.operands], n.attrs, n.shape, n.dtype, n.loc
+        )
     body.outputs = [mapping[o] for o in outputs]
     return body, externals
 
@@ -411,13 +454,27 @@ def build(graph: Graph, f: Fuser) -> Graph:
     for g in _ordered_groups(f):
         root = g.root
         if len(g.members) == 1:
-            value[root] = new.add(root.op, [get(o) for o in root.operands], root.attrs,
-                                  root.shape, root.dtype, root.loc, root.subgraph,
-                                  root.tuple_types)
+            value[root] = new.add(
+                root.op,
+                [get(o) for o in root.operands],
+                root.attrs,
+                root.shape,
+                root.dtype,
+                root.loc,
+                root.subgraph,
+                root.tuple_types,
+            )
         else:
             body, externals = body_of(g.members, [root], f.order)
-            value[root] = new.add("fusion", [get(o) for o in externals], {"kind": g.kind},
-                                  root.shape, root.dtype, root.loc, body)
+            value[root] = new.add(
+                "fusion",
+                [get(o) for o in externals],
+                {"kind": g.kind},
+                root.shape,
+                root.dtype,
+                root.loc,
+                body,
+            )
         node_of_group[id(g)] = value[root]
     new.outputs = [get(o) for o in graph.outputs]
     notes = {}

@@ -39,8 +39,12 @@ def _candidate(n: Node) -> bool:
         return False  # already multi-output: read through `get`, left alone
     if n.op == "fusion":
         return n.attrs["kind"] in ("loop", "reduction", "multi", "dot")
-    return n.op in BODY_OPS and not is_view(n) and numel(n) > 0 and \
-        all(numel(o) > 0 for o in n.operands)
+    return (
+        n.op in BODY_OPS
+        and not is_view(n)
+        and numel(n) > 0
+        and all(numel(o) > 0 for o in n.operands)
+    )
 
 
 def _body(n: Node) -> Graph:
@@ -73,12 +77,15 @@ def merge_bodies(members: list[Node], outputs: list[Node]):
     result: dict[Node, Node] = {}
     ops: list = []
     for m, (sub, inputs) in zip(members, subs):
-        mapping = {p: params.get(inputs[p.attrs["index"]]) or result[inputs[p.attrs["index"]]]
-                   for p in sub.params}
+        mapping = {
+            p: params.get(inputs[p.attrs["index"]]) or result[inputs[p.attrs["index"]]]
+            for p in sub.params
+        }
         for x in sub.nodes:
             if x.op != "parameter":
-                mapping[x] = Node(-1, x.op, [mapping[o] for o in x.operands], x.attrs, x.shape,
-                                  x.dtype, x.loc)
+                mapping[x] = Node(
+                    -1, x.op, [mapping[o] for o in x.operands], x.attrs, x.shape, x.dtype, x.loc
+                )
                 ops.append(mapping[x])
         result[m] = mapping[sub.outputs[0]]
     # the dot (if any) first, then the rest in order; ids renumbered
@@ -174,8 +181,9 @@ class _Clusters:
 
     def needed(self, members) -> list[Node]:
         inside = set(members)
-        return [m for m in members
-                if m in self.outputs or any(u not in inside for u in self.users[m])]
+        return [
+            m for m in members if m in self.outputs or any(u not in inside for u in self.users[m])
+        ]
 
     def try_merge(self, a, b, siblings: bool) -> bool:
         members = sorted(self.group[a] + self.group[b], key=self.position.__getitem__)
@@ -229,8 +237,10 @@ def multi_output(graph: Graph) -> Graph:
             a, b = cl.find(readers[0]), cl.find(r)
             if a is b or not cl.independent(a, b):
                 continue
-            if any(m.op == "dot_general" or (m.op == "fusion" and m.attrs["kind"] == "dot")
-                   for m in cl.members(a) + cl.members(b)):
+            if any(
+                m.op == "dot_general" or (m.op == "fusion" and m.attrs["kind"] == "dot")
+                for m in cl.members(a) + cl.members(b)
+            ):
                 continue
             merged |= cl.try_merge(a, b, siblings=True)
     return _rebuild(graph, cl) if merged else graph
@@ -266,8 +276,16 @@ def _rebuild(graph: Graph, cl: _Clusters) -> Graph:
             _emit_merged(new, value, cl.bodies[c])
         else:
             (n,) = ms
-            value[n] = new.add(n.op, [value[o] for o in n.operands], n.attrs, n.shape, n.dtype,
-                               n.loc, n.subgraph, n.tuple_types)
+            value[n] = new.add(
+                n.op,
+                [value[o] for o in n.operands],
+                n.attrs,
+                n.shape,
+                n.dtype,
+                n.loc,
+                n.subgraph,
+                n.tuple_types,
+            )
         for r in readers[c]:
             waiting[r] -= 1
             if waiting[r] == 0:

@@ -46,8 +46,14 @@ def _dump(graph: Graph, index: int, name: str, dump_dir: str) -> None:
         f.write(str(graph) + "\n")
 
 
-def run_passes(graph: Graph, passes, *, verify: bool = False, dump_dir: str | None = None,
-               timings: dict | None = None) -> Graph:
+def run_passes(
+    graph: Graph,
+    passes,
+    *,
+    verify: bool = False,
+    dump_dir: str | None = None,
+    timings: dict | None = None,
+) -> Graph:
     verify = verify or verify_enabled()
     dump_dir = dump_dir if dump_dir is not None else config.DUMP_DIR
     g = graph.copy()

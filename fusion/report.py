@@ -69,12 +69,15 @@ def infer_reason(v: Node, c: Node, n_readers: int) -> str:
         if p.op == "dot_general":
             return "dot output feeds a second dot (a dot reads its operands from memory)"
         return "a dot reads its operands from memory (library call)"
-    expensive = _contains(v.operands[0] if v.op == "get" else v,
-                          lambda m: m.op in ops.EXPENSIVE or m.op in ops.REDUCTIONS
-                          or m.op == "dot_general")
+    expensive = _contains(
+        v.operands[0] if v.op == "get" else v,
+        lambda m: m.op in ops.EXPENSIVE or m.op in ops.REDUCTIONS or m.op == "dot_general",
+    )
     if n_readers > 1 and expensive is not None:
-        return (f"{n_readers} kernels read it and it computes {expensive.op}: fusing would "
-                f"compute {expensive.op} {n_readers} times")
+        return (
+            f"{n_readers} kernels read it and it computes {expensive.op}: fusing would "
+            f"compute {expensive.op} {n_readers} times"
+        )
     return "the consumer iterates another space than the producer"
 
 
@@ -106,13 +109,17 @@ def boundaries(optimized: Graph):
 def fusion_report(traced: Graph, optimized: Graph) -> str:
     rows = boundaries(optimized)
     s = graph_stats(optimized)
-    lines = [f"{optimized.name}: {traced.count_ops()} traced ops -> {s['kernels']} kernel "
-             f"launches ({s['fusions']} fusions, {s['library_calls']} library calls); "
-             f"{len(rows)} boundaries not fused, temp_bytes {s['temp_bytes']}"]
+    lines = [
+        f"{optimized.name}: {traced.count_ops()} traced ops -> {s['kernels']} kernel "
+        f"launches ({s['fusions']} fusions, {s['library_calls']} library calls); "
+        f"{len(rows)} boundaries not fused, temp_bytes {s['temp_bytes']}"
+    ]
     index = {n: i for i, n in enumerate(optimized.nodes)}
     for v, c, why, nbytes in rows:
         p, r = producing_op(v), reading_op(c, v)
-        lines.append(f"  {_name(p)} ({_where(p)}) -> {_name(r)} ({_where(r)}) "
-                     f"[%{index[v]} -> %{index[c]} {_name(c)}]: {why}; "
-                     f"{nbytes} bytes materialized ({v.type_str()})")
+        lines.append(
+            f"  {_name(p)} ({_where(p)}) -> {_name(r)} ({_where(r)}) "
+            f"[%{index[v]} -> %{index[c]} {_name(c)}]: {why}; "
+            f"{nbytes} bytes materialized ({v.type_str()})"
+        )
     return "\n".join(lines)

@@ -46,8 +46,11 @@ def kernel_names(graph: Graph) -> list[tuple[str, Node]]:
 
 
 def graph_stats(graph: Graph) -> dict:
-    library = sum(1 for n in graph.nodes if n.op == "dot_general" or (
-        n.op == "fusion" and n.attrs.get("kind") == "dot"))
+    library = sum(
+        1
+        for n in graph.nodes
+        if n.op == "dot_general" or (n.op == "fusion" and n.attrs.get("kind") == "dot")
+    )
     return {
         "ops": graph.count_ops(),
         "fusions": sum(1 for n in graph.nodes if n.op == "fusion"),

@@ -6,8 +6,18 @@ from jitc.core.errors import JitcError, ShapeError, TracerError, UnsupportedErro
 from jitc.core.specs import ShapeDtype, spec
 
 __all__ = [
-    "jit", "Jitted", "Lowered", "Compiled", "ShapeDtype", "spec", "backends",
-    "JitcError", "UnsupportedError", "TracerError", "ShapeError", "VerifyError",
+    "jit",
+    "Jitted",
+    "Lowered",
+    "Compiled",
+    "ShapeDtype",
+    "spec",
+    "backends",
+    "JitcError",
+    "UnsupportedError",
+    "TracerError",
+    "ShapeError",
+    "VerifyError",
 ]
 __version__ = "0.1.0"
 

@@ -28,7 +28,8 @@ if "compiles" in config.LOG and not log.handlers:
 def _dask_leaves(jitted, args, kwargs) -> bool:
     """Any dask array among the arguments (they run by blocks: chunked/)?"""
     return "dask.array" in sys.modules and any(
-        type(x).__module__.startswith("dask.array") for x in flatten((args, kwargs))[0])
+        type(x).__module__.startswith("dask.array") for x in flatten((args, kwargs))[0]
+    )
 
 
 def _on_dask(jitted, args, kwargs):
@@ -41,10 +42,16 @@ def _on_dask(jitted, args, kwargs):
 # row whose test holds. (A jitted function called inside another's trace is inlined; dask
 # arrays run block by block, lazily.)
 DISPATCH = (
-    ("disabled", lambda jitted, args, kwargs: config.DISABLE_JIT,
-     lambda jitted, args, kwargs: jitted.function.fun(*args, **kwargs)),
-    ("inside a trace", lambda jitted, args, kwargs: TRACES_ACTIVE[0] and current_ctx(),
-     lambda jitted, args, kwargs: jitted.function.fun(*args, **kwargs)),
+    (
+        "disabled",
+        lambda jitted, args, kwargs: config.DISABLE_JIT,
+        lambda jitted, args, kwargs: jitted.function.fun(*args, **kwargs),
+    ),
+    (
+        "inside a trace",
+        lambda jitted, args, kwargs: TRACES_ACTIVE[0] and current_ctx(),
+        lambda jitted, args, kwargs: jitted.function.fun(*args, **kwargs),
+    ),
     ("dask", _dask_leaves, _on_dask),
     ("host", lambda jitted, args, kwargs: True, HostCalls.host_call),
 )
@@ -109,14 +116,16 @@ class Jitted(HostCalls):
 def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):
     """Compile `fun` (plain NumPy code) into fused kernels; use as @jit or @jit(...)."""
     if fun is None:
-        return functools.partial(jit, backend=backend, static_argnums=static_argnums,
-                                 static_argnames=static_argnames)
+        return functools.partial(
+            jit, backend=backend, static_argnums=static_argnums, static_argnames=static_argnames
+        )
     if backend is not None:
         from jitc import backends
 
         if backend not in backends.BACKENDS:
-            raise JitcError(f"unknown backend {backend!r}; choose one of "
-                            f"{sorted(backends.BACKENDS)}")
+            raise JitcError(
+                f"unknown backend {backend!r}; choose one of {sorted(backends.BACKENDS)}"
+            )
     return Jitted(fun, backend, static_argnums, static_argnames)
 
 

@@ -1,11 +1,11 @@
 """The `jitc` command: show a function's graph, compile it ahead of time, report sizes.
 
-    jitc show examples/mlp.py:layer --arg f32[1,512] [--stage traced|optimized] [--format text|dot]
-    jitc aot examples/lstm.py:step --arg f32[1,60] ... -o build/ [--target aarch64-linux]
-             [--name NAME] [--cpu generic|native|CPU] [--max-bytes N] [--emit-test]
-    jitc size build/step
-    jitc report examples/mlp.py:layer --arg f32[1,512] -o report.html
-    jitc report build/step -o report.html
+jitc show examples/mlp.py:layer --arg f32[1,512] [--stage traced|optimized] [--format text|dot]
+jitc aot examples/lstm.py:step --arg f32[1,60] ... -o build/ [--target aarch64-linux]
+         [--name NAME] [--cpu generic|native|CPU] [--max-bytes N] [--emit-test]
+jitc size build/step
+jitc report examples/mlp.py:layer --arg f32[1,512] -o report.html
+jitc report build/step -o report.html
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def load_function(target: str):
     if not os.path.isfile(path):
         raise CliError(f"no such file: {path}")
     spec = importlib.util.spec_from_file_location(
-        f"jitc_cli_{os.path.splitext(os.path.basename(path))[0]}", path)
+        f"jitc_cli_{os.path.splitext(os.path.basename(path))[0]}", path
+    )
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
@@ -70,9 +71,8 @@ def to_dot(graph) -> str:
             nid = f"{prefix}n{len(ids)}"
             ids[(id(g), n)] = nid
             if n.subgraph is not None:
-                lines.append(f'{indent}subgraph cluster_{nid} {{')
-                lines.append(f'{indent}  label="fusion {n.attrs.get("kind", "")} '
-                             f'{n.type_str()}";')
+                lines.append(f"{indent}subgraph cluster_{nid} {{")
+                lines.append(f'{indent}  label="fusion {n.attrs.get("kind", "")} {n.type_str()}";')
                 emit(n.subgraph, nid + "_", indent + "  ")
                 lines.append(f"{indent}}}")
                 lines.append(f'{indent}{nid} [label="{n.type_str()}", shape=point];')
@@ -104,11 +104,22 @@ def cmd_aot(args):
     specs = parse_specs(args.arg)
     name = args.name or args.target.rpartition(":")[2]
     os.makedirs(args.output, exist_ok=True)  # an unwritable -o fails before compiling
-    built_from = {"function": _absolute_target(args.target), "args": list(args.arg or []),
-                  "max_bytes": args.max_bytes}
-    return aot.cli_compile(fn, specs, name=name, out_dir=args.output, target=args.target_triple,
-                           cpu=args.cpu, max_bytes=args.max_bytes, emit_test=args.emit_test,
-                           built_from=built_from)
+    built_from = {
+        "function": _absolute_target(args.target),
+        "args": list(args.arg or []),
+        "max_bytes": args.max_bytes,
+    }
+    return aot.cli_compile(
+        fn,
+        specs,
+        name=name,
+        out_dir=args.output,
+        target=args.target_triple,
+        cpu=args.cpu,
+        max_bytes=args.max_bytes,
+        emit_test=args.emit_test,
+        built_from=built_from,
+    )
 
 
 def _absolute_target(target: str) -> str:
@@ -147,8 +158,10 @@ def cmd_report(args):
         fn = load_function(built["function"])
         compiled = lowering(fn, parse_specs(built["args"]))[0].compile("cpu")
     report.write(compiled, out, size, title=size_report["name"])
-    print(f"wrote {args.output}" + ("" if built else f" (the size alone: {path} records no "
-                                                      f"function to compile again)"))
+    print(
+        f"wrote {args.output}"
+        + ("" if built else f" (the size alone: {path} records no function to compile again)")
+    )
     return 0
 
 
@@ -166,19 +179,26 @@ def main(argv=None) -> int:
     aot_p.add_argument("--arg", action="append", help="argument spec such as f32[1,60]")
     aot_p.add_argument("-o", "--output", required=True, help="output directory")
     aot_p.add_argument("--name", help="C symbol and file stem (default: the function name)")
-    aot_p.add_argument("--target", dest="target_triple", default="host",
-                       choices=("host", "x86_64-linux", "aarch64-linux"))
-    aot_p.add_argument("--cpu", default="generic",
-                       help="generic (portable baseline: x86-64-v2 / armv8-a), native, or an "
-                            "LLVM cpu name")
+    aot_p.add_argument(
+        "--target",
+        dest="target_triple",
+        default="host",
+        choices=("host", "x86_64-linux", "aarch64-linux"),
+    )
+    aot_p.add_argument(
+        "--cpu",
+        default="generic",
+        help="generic (portable baseline: x86-64-v2 / armv8-a), native, or an LLVM cpu name",
+    )
     aot_p.add_argument("--max-bytes", type=int, help="fail (exit 1) above this artifact size")
     aot_p.add_argument("--emit-test", action="store_true", help="also write a C test program")
     aot_p.set_defaults(run=cmd_aot)
     size = sub.add_parser("size", help="print the size report of an artifact")
     size.add_argument("artifact", help="DIR/NAME of a compiled artifact")
     size.set_defaults(run=cmd_size)
-    rep = sub.add_parser("report", help="write an HTML page: fused graph, size treemap, time "
-                                        "per kernel")
+    rep = sub.add_parser(
+        "report", help="write an HTML page: fused graph, size treemap, time per kernel"
+    )
     rep.add_argument("target", help="FILE.py:FUNCTION, or DIR/NAME of a compiled artifact")
     rep.add_argument("--arg", action="append", help="argument spec such as f32[1,512]")
     rep.add_argument("-o", "--output", required=True, help="the HTML file to write")

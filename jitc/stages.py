@@ -29,10 +29,12 @@ from jitc.trace.mutation import writeback
 
 # ---------------------------------------------------------------- records between stages
 
+
 @dataclass(frozen=True)
 class ArgType:
     """One argument leaf as the trace saw it; `weak`: a Python scalar (NEP 50), passed to
     the executable as a 0-d array of `dtype`."""
+
     shape: tuple
     dtype: np.dtype
     weak: bool = False
@@ -42,6 +44,7 @@ class ArgType:
 class GraphResult:
     """A returned value the graph computes: its output `index`. `scalar`: False (an array),
     True (a NumPy scalar), or the type of a Python scalar result (s * 2 of a Python int)."""
+
     index: int
     scalar: bool | type = False
 
@@ -49,6 +52,7 @@ class GraphResult:
 @dataclass(frozen=True)
 class StaticResult:
     """A returned value the trace knew (a Python value that depends on no argument)."""
+
     value: object
 
 
@@ -56,6 +60,7 @@ class StaticResult:
 class ArgumentResult:
     """The caller's own argument array `leaf` returned (or the view `view` of it, as view
     steps): NumPy returns that very object, not a copy."""
+
     leaf: int
     view: tuple = ()
 
@@ -69,6 +74,7 @@ class WriteBack:
     new contents of argument leaf `target` (kind "arg") or of captured array `target`
     ("captured"), copied into that array; or is bound to the Place `target` ("rebind":
     `self.V = self.V - lr * g`)."""
+
     kind: str
     target: object
     output: int
@@ -78,6 +84,7 @@ class WriteBack:
 class CapturedArray:
     """An array the function reaches besides its arguments (trace/mutation/capture.py): a
     parameter after the leaves, read from `place` on every call."""
+
     place: object
     shape: tuple
     dtype: np.dtype
@@ -87,6 +94,7 @@ class CapturedArray:
 class Split:
     """A call's arguments divided: the dynamic ones (traced), the static key (values the
     trace bakes in, objects by identity) and the positions taken as static."""
+
     dynamic: tuple
     dynamic_kwargs: dict
     static_key: tuple
@@ -95,11 +103,13 @@ class Split:
 
 # ---------------------------------------------------------------- the function
 
+
 @dataclass(frozen=True, eq=False)
 class Function:
     """A Python function as jitc compiles it. `bound`: a bound method's object, passed as
     the first argument of every call (jitc.jit(model.update) is Model.update on model, its
     arrays captured, re-read and written back as for `self` passed explicitly)."""
+
     fun: Callable
     name: str
     backend: str
@@ -115,8 +125,9 @@ class Function:
         except (TypeError, ValueError):
             params = None
         nums, names = _static_parameters(fun, params, static_argnums, static_argnames)
-        positional = [p.name for p in params or ()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        positional = [
+            p.name for p in params or () if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
         name = getattr(fun, "__name__", type(fun).__name__)
         bound = ()
         if inspect.ismethod(fun) and not isinstance(fun.__self__, type):
@@ -130,8 +141,15 @@ class Function:
         for n in names:
             if n in positional:
                 nums.add(positional.index(n))
-        return cls(fun, name, backend or config.DEFAULT_BACKEND, tuple(positional),
-                   frozenset(nums), frozenset(names), bound)
+        return cls(
+            fun,
+            name,
+            backend or config.DEFAULT_BACKEND,
+            tuple(positional),
+            frozenset(nums),
+            frozenset(names),
+            bound,
+        )
 
     def arg_name(self, i: int) -> str:
         return self.param_names[i] if i < len(self.param_names) else f"args[{i}]"
@@ -146,22 +164,29 @@ def _static_parameters(fun, params, static_argnums, static_argnames) -> tuple[se
     if params is None:
         return nums, names
     name = getattr(fun, "__qualname__", repr(fun))
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     kinds = {p.kind for p in params}
     for n in sorted(nums):
         if not -len(positional) <= n < len(positional) and (
-                n < 0 or inspect.Parameter.VAR_POSITIONAL not in kinds):
-            raise ValueError(f"jitc.jit({name}): static_argnums={n} is out of range: "
-                             f"{name} takes {len(positional)} positional parameters "
-                             f"({', '.join(positional) or 'none'})")
-    keywords = {p.name for p in params if p.kind != p.POSITIONAL_ONLY
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+            n < 0 or inspect.Parameter.VAR_POSITIONAL not in kinds
+        ):
+            raise ValueError(
+                f"jitc.jit({name}): static_argnums={n} is out of range: "
+                f"{name} takes {len(positional)} positional parameters "
+                f"({', '.join(positional) or 'none'})"
+            )
+    keywords = {
+        p.name
+        for p in params
+        if p.kind != p.POSITIONAL_ONLY and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    }
     for n in sorted(names):
         if n not in keywords and inspect.Parameter.VAR_KEYWORD not in kinds:
-            raise ValueError(f"jitc.jit({name}): static_argnames names {n!r}, which is not "
-                             f"a parameter of {name} (its parameters: "
-                             f"{', '.join(p.name for p in params) or 'none'})")
+            raise ValueError(
+                f"jitc.jit({name}): static_argnames names {n!r}, which is not "
+                f"a parameter of {name} (its parameters: "
+                f"{', '.join(p.name for p in params) or 'none'})"
+            )
     return {n % len(positional) if n < 0 else n for n in nums}, names
 
 
@@ -173,6 +198,7 @@ class Wrapped:
 
 
 # ---------------------------------------------------------------- the signature key
+
 
 def leaf_signature(leaf):
     """What the compile cache keys on for one argument leaf (cheap: no validation)."""
@@ -200,8 +226,11 @@ def repeats(leaves) -> tuple:
     if len(leaves) < 2:
         return ()
     first: dict = {}
-    return tuple((j, first.setdefault(id(a), j)) for j, a in enumerate(leaves)
-                 if isinstance(a, np.ndarray) and first.setdefault(id(a), j) != j)
+    return tuple(
+        (j, first.setdefault(id(a), j))
+        for j, a in enumerate(leaves)
+        if isinstance(a, np.ndarray) and first.setdefault(id(a), j) != j
+    )
 
 
 def signature_key(tree, static_key, leaves) -> tuple:
@@ -227,11 +256,24 @@ def describe_leaf(signature) -> str:
 
 # ---------------------------------------------------------------- stages
 
+
 class Lowered:
     """A traced function: the graph before optimization, and how a call maps onto it."""
 
-    def __init__(self, function: Function, graph, in_tree, arg_names, arg_types, out_tree,
-                 out_specs, writebacks=(), captured=(), repeats=(), int_ranges=None):
+    def __init__(
+        self,
+        function: Function,
+        graph,
+        in_tree,
+        arg_names,
+        arg_types,
+        out_tree,
+        out_specs,
+        writebacks=(),
+        captured=(),
+        repeats=(),
+        int_ranges=None,
+    ):
         self.function = function
         self.graph = graph
         self.in_tree = in_tree
@@ -266,8 +308,18 @@ class Lowered:
                 graph.outputs.append(view_node(graph, base, s.view))
                 s = GraphResult(len(graph.outputs) - 1)
             specs.append(s)
-        return Lowered(self.function, graph, self.in_tree, self.arg_names, self.arg_types,
-                       self.out_tree, specs, self.writebacks, self.captured, self.repeats)
+        return Lowered(
+            self.function,
+            graph,
+            self.in_tree,
+            self.arg_names,
+            self.arg_types,
+            self.out_tree,
+            specs,
+            self.writebacks,
+            self.captured,
+            self.repeats,
+        )
 
     def with_captures_baked(self) -> Lowered:
         """This function with each captured array a constant of its current contents, for a
@@ -280,16 +332,32 @@ class Lowered:
             if node.op == "parameter" and node.attrs["index"] >= n_leaves:
                 value = np.array(self.captured[node.attrs["index"] - n_leaves].place.get())
                 value.flags.writeable = False
-                new = graph.add("constant", (), {"value": value}, node.shape, node.dtype,
-                                node.loc)
+                new = graph.add("constant", (), {"value": value}, node.shape, node.dtype, node.loc)
             else:
-                new = graph.add(node.op, [mapping[o] for o in node.operands],
-                                dict(node.attrs), node.shape, node.dtype, node.loc,
-                                node.subgraph, node.tuple_types)
+                new = graph.add(
+                    node.op,
+                    [mapping[o] for o in node.operands],
+                    dict(node.attrs),
+                    node.shape,
+                    node.dtype,
+                    node.loc,
+                    node.subgraph,
+                    node.tuple_types,
+                )
             mapping[node] = new
         graph.outputs = [mapping[o] for o in self.graph.outputs]
-        return Lowered(self.function, graph, self.in_tree, self.arg_names, self.arg_types,
-                       self.out_tree, self.out_specs, self.writebacks, (), self.repeats)
+        return Lowered(
+            self.function,
+            graph,
+            self.in_tree,
+            self.arg_names,
+            self.arg_types,
+            self.out_tree,
+            self.out_specs,
+            self.writebacks,
+            (),
+            self.repeats,
+        )
 
     def compile(self, backend: str | None = None) -> Compiled:
         return Compiled(self, backend or self.function.backend)
@@ -301,8 +369,11 @@ def optimized(lowered: Lowered):
 
     graph = optimize(lowered.graph)
     n = len(lowered.arg_types)
-    graph.aliases = {w.output: w.target if w.kind == "arg" else n + w.target
-                     for w in lowered.writebacks if w.kind in ("arg", "captured")}
+    graph.aliases = {
+        w.output: w.target if w.kind == "arg" else n + w.target
+        for w in lowered.writebacks
+        if w.kind in ("arg", "captured")
+    }
     return graph
 
 
@@ -338,13 +409,19 @@ class Compiled:
         lowered = self.lowered
         for i, dtypes in lowered.int_ranges.items():
             _check_int_range(leaves[i], dtypes, lowered.arg_names[i])
-        arrays = [leaf if type(leaf) is np.ndarray or is_device_array(leaf)
-                  else np.asarray(leaf, dtype=t.dtype)
-                  for leaf, t in zip(leaves, lowered.arg_types)]
+        arrays = [
+            leaf
+            if type(leaf) is np.ndarray or is_device_array(leaf)
+            else np.asarray(leaf, dtype=t.dtype)
+            for leaf, t in zip(leaves, lowered.arg_types)
+        ]
         captured = [c.place.get() for c in lowered.captured]
         for array, c in zip(captured, lowered.captured):
-            if not (isinstance(array, np.ndarray) or is_device_array(array)) \
-                    or array.shape != c.shape or array.dtype != c.dtype:
+            if (
+                not (isinstance(array, np.ndarray) or is_device_array(array))
+                or array.shape != c.shape
+                or array.dtype != c.dtype
+            ):
                 raise StaleCapture()
         if lowered.writebacks:
             writeback.check_overlap(lowered, leaves)
@@ -384,23 +461,30 @@ class Compiled:
         leaves, tree = flatten((args, kwargs))
         names = self.lowered.arg_names
         if tree != self.lowered.in_tree:
-            raise TypeError(f"{self.name}: arguments do not match the compiled signature "
-                            f"({', '.join(names)}); pass the non-static arguments only, with "
-                            f"the same structure")
+            raise TypeError(
+                f"{self.name}: arguments do not match the compiled signature "
+                f"({', '.join(names)}); pass the non-static arguments only, with "
+                f"the same structure"
+            )
         for leaf, name, t in zip(leaves, names, self.lowered.arg_types):
             if t.weak:
                 if not isinstance(leaf, (bool, int, float, np.generic, np.ndarray)):
-                    raise TypeError(f"argument {name!r}: expected a Python scalar, got "
-                                    f"{type(leaf).__name__}")
+                    raise TypeError(
+                        f"argument {name!r}: expected a Python scalar, got {type(leaf).__name__}"
+                    )
                 continue
             on_host = not (isinstance(leaf, np.ndarray) or is_device_array(leaf))
             got = np.asarray(leaf) if on_host else leaf
             if got.dtype != t.dtype:
-                raise TypeError(f"argument {name!r}: expected dtype {t.dtype}, got {got.dtype} "
-                                f"(compiled for {type_str(t.shape, t.dtype)})")
+                raise TypeError(
+                    f"argument {name!r}: expected dtype {t.dtype}, got {got.dtype} "
+                    f"(compiled for {type_str(t.shape, t.dtype)})"
+                )
             if got.shape != t.shape:
-                raise ValueError(f"argument {name!r}: expected shape {t.shape}, got "
-                                 f"{got.shape} (compiled for {type_str(t.shape, t.dtype)})")
+                raise ValueError(
+                    f"argument {name!r}: expected shape {t.shape}, got "
+                    f"{got.shape} (compiled for {type_str(t.shape, t.dtype)})"
+                )
         return self.call_flat(leaves)
 
     def as_text(self, stage: str = "optimized") -> str:
@@ -433,7 +517,11 @@ def _check_int_range(value, dtypes, name) -> None:
     for dtype in (np.dtype(np.int64), *dtypes):
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
-            widest = (" (int64 is the widest integer jitc computes in: pass a float or an "
-                      "array)" if dtype == np.int64 else "")
-            raise OverflowError(f"argument {name!r}: Python integer {value} out of bounds for "
-                                f"{dtype}{widest}")
+            widest = (
+                " (int64 is the widest integer jitc computes in: pass a float or an array)"
+                if dtype == np.int64
+                else ""
+            )
+            raise OverflowError(
+                f"argument {name!r}: Python integer {value} out of bounds for {dtype}{widest}"
+            )

@@ -32,14 +32,18 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """np.asarray for traced arrays: a Tracer stays traced, copied where `copy` is True or
     a dtype conversion asks for a new array; anything else is NumPy's asarray."""
     if device not in (None, "cpu"):
-        raise UnsupportedError(f"asarray: device={device!r} is not supported by jitc's "
-                               f"traced arrays (only 'cpu'){where()}")
+        raise UnsupportedError(
+            f"asarray: device={device!r} is not supported by jitc's "
+            f"traced arrays (only 'cpu'){where()}"
+        )
     if not _is_tracer(obj):
         return np.asarray(obj, dtype=dtype, copy=copy)
     if dtype is not None and np.dtype(dtype) != obj.dtype:
         if copy is False:
-            raise ValueError(f"asarray: copy=False but converting {obj.dtype} to "
-                             f"{np.dtype(dtype)} needs a copy{where()}")
+            raise ValueError(
+                f"asarray: copy=False but converting {obj.dtype} to "
+                f"{np.dtype(dtype)} needs a copy{where()}"
+            )
         return obj.astype(dtype)
     return np.copy(obj) if copy else obj
 
@@ -84,11 +88,19 @@ def scipy_refusal() -> str | None:
     public = outermost.f_globals["__name__"].split("._")[0]  # scipy.special._logsumexp
     function = f"{public}.{outermost.f_code.co_name}"
     caller = outermost.f_back
-    at = where(Loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name)) \
-        if caller is not None else ""
-    state = f"it is {os.environ['SCIPY_ARRAY_API']!r}" if "SCIPY_ARRAY_API" in os.environ \
+    at = (
+        where(Loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name))
+        if caller is not None
+        else ""
+    )
+    state = (
+        f"it is {os.environ['SCIPY_ARRAY_API']!r}"
+        if "SCIPY_ARRAY_API" in os.environ
         else "it is unset"
-    return (f"{function} converts its argument with np.asarray, which needs concrete "
-            f"values{at}. SciPy runs its array-API functions (softmax, log_softmax, "
-            "logsumexp, ...) on jitc's traced arrays when the environment variable "
-            f"SCIPY_ARRAY_API=1 is set before SciPy is imported ({state})")
+    )
+    return (
+        f"{function} converts its argument with np.asarray, which needs concrete "
+        f"values{at}. SciPy runs its array-API functions (softmax, log_softmax, "
+        "logsumexp, ...) on jitc's traced arrays when the environment variable "
+        f"SCIPY_ARRAY_API=1 is set before SciPy is imported ({state})"
+    )

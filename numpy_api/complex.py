@@ -41,20 +41,63 @@ def angle(z, deg=False):
 
 def _shape_functions():
     """NumPy functions that only move, copy or select elements: exact on any dtype."""
-    names = ("reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
-             "broadcast_to", "ravel", "concatenate", "stack", "hstack", "vstack", "split",
-             "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "copy", "take",
-             "zeros_like", "ones_like", "full_like", "empty_like", "flip", "fliplr",
-             "flipud", "roll", "tile", "repeat", "diagonal", "shape", "ndim",
-             "size", "result_type", "astype", "iscomplexobj", "isrealobj")
+    names = (
+        "reshape",
+        "transpose",
+        "swapaxes",
+        "moveaxis",
+        "expand_dims",
+        "squeeze",
+        "broadcast_to",
+        "ravel",
+        "concatenate",
+        "stack",
+        "hstack",
+        "vstack",
+        "split",
+        "array_split",
+        "atleast_1d",
+        "atleast_2d",
+        "atleast_3d",
+        "copy",
+        "take",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "empty_like",
+        "flip",
+        "fliplr",
+        "flipud",
+        "roll",
+        "tile",
+        "repeat",
+        "diagonal",
+        "shape",
+        "ndim",
+        "size",
+        "result_type",
+        "astype",
+        "iscomplexobj",
+        "isrealobj",
+    )
     return {getattr(np, n) for n in names if hasattr(np, n)}
 
 
 # Functions whose implementation raises NumPy's own error for complex values (np.digitize:
 # TypeError "x may not be complex"): not refused here, so the user sees NumPy's error.
 OWN_ERRORS = frozenset({np.digitize})
-FUNCTIONS = _shape_functions() | {np.real, np.imag, np.angle, np.where, np.sum, np.prod,
-                                  np.mean, np.trace, np.dot, np.matmul}
+FUNCTIONS = _shape_functions() | {
+    np.real,
+    np.imag,
+    np.angle,
+    np.where,
+    np.sum,
+    np.prod,
+    np.mean,
+    np.trace,
+    np.dot,
+    np.matmul,
+}
 
 
 def _as_dtype(v):
@@ -75,8 +118,11 @@ def _complex_dtype(values):
             if found is not None:
                 return found
             continue
-        dtype = v.dtype if is_tracer(v) or isinstance(v, (np.ndarray, np.generic)) else (
-            np.dtype(complex) if isinstance(v, complex) else _as_dtype(v))
+        dtype = (
+            v.dtype
+            if is_tracer(v) or isinstance(v, (np.ndarray, np.generic))
+            else (np.dtype(complex) if isinstance(v, complex) else _as_dtype(v))
+        )
         if dtype is not None and np.dtype(dtype).kind == "c":
             return np.dtype(dtype)
     return None
@@ -87,6 +133,8 @@ def refuse_complex(what: str, values) -> None:
     `values`: a function jitc does not compute on complex numbers."""
     dtype = _complex_dtype(values)
     if dtype is not None:
-        raise UnsupportedError(f"{what} on {dtype} is not supported by jitc{where()}: jitc "
-                               "computes complex arithmetic, abs, angle, conj, real/imag, "
-                               "exp, log, sqrt, sum/prod/mean, where and matmul")
+        raise UnsupportedError(
+            f"{what} on {dtype} is not supported by jitc{where()}: jitc "
+            "computes complex arithmetic, abs, angle, conj, real/imag, "
+            "exp, log, sqrt, sum/prod/mean, where and matmul"
+        )

@@ -25,8 +25,7 @@ def _operands(a, v, what):
     ctx = find_ctx([a, v])
     a, v = lift(ctx, a), lift(ctx, v)
     if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"{what}: object too deep for desired array (1-d arrays only)"
-                         f"{where()}")
+        raise ValueError(f"{what}: object too deep for desired array (1-d arrays only){where()}")
     if a.size == 0:
         raise ValueError(f"{what}: a cannot be empty{where()}")
     if v.size == 0:
@@ -38,11 +37,9 @@ def _operands(a, v, what):
 def _correlate_long(a, v, mode, what):
     """sum_j a[k - left + j] * v[j] for len(a) >= len(v), zeros outside a."""
     if mode not in MODES:
-        raise ValueError(f"{what}: mode must be one of {', '.join(MODES)} (got {mode!r})"
-                         f"{where()}")
+        raise ValueError(f"{what}: mode must be one of {', '.join(MODES)} (got {mode!r}){where()}")
     n, m = a.shape[0], v.shape[0]
-    left, length = {"valid": (0, n - m + 1), "same": (m // 2, n),
-                    "full": (m - 1, n + m - 1)}[mode]
+    left, length = {"valid": (0, n - m + 1), "same": (m // 2, n), "full": (m - 1, n + m - 1)}[mode]
     right = length - left + m - 1 - n
     parts = [lax.full(a.ctx, (left,), 0, a.dtype)] if left else []
     parts.append(a)
@@ -54,7 +51,7 @@ def _correlate_long(a, v, mode, what):
         return windows @ v
     total = padded[0:length] * v[0]
     for j in range(1, m):
-        total = total + padded[j:j + length] * v[j]
+        total = total + padded[j : j + length] * v[j]
     return total
 
 

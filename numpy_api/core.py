@@ -24,6 +24,7 @@ def implements(*funcs):
 
     return register
 
+
 _TRACER = None
 
 
@@ -74,8 +75,11 @@ def lift(ctx, x, dtype=None):
     if isinstance(x, (list, tuple)) and find_ctx(x) is not None:
         from jitc.numpy_api.shapes import stack
 
-        return stack([lift(ctx, v) for v in x], 0) if dtype is None else \
-            lax.convert(stack([lift(ctx, v) for v in x], 0), dtype)
+        return (
+            stack([lift(ctx, v) for v in x], 0)
+            if dtype is None
+            else lax.convert(stack([lift(ctx, v) for v in x], 0), dtype)
+        )
     if isinstance(x, np.ndarray) and (x.dtype in SUPPORTED or dtype is None):
         t = ctx.constant(x)  # captured (read from the array on every call) or baked
         return t if dtype is None else lax.convert(t, np.dtype(dtype))
@@ -84,8 +88,7 @@ def lift(ctx, x, dtype=None):
         t = ctx.constant(value)
         t.scalar = isinstance(x, np.generic)
         return t
-    raise TypeError(f"cannot use a {type(x).__name__} as an array inside a jitc function"
-                    f"{where()}")
+    raise TypeError(f"cannot use a {type(x).__name__} as an array inside a jitc function{where()}")
 
 
 def _dtype_key(x):
@@ -139,7 +142,8 @@ def normalize_axis(axis, ndim, what="axis"):
         raise TypeError(f"{what} must be an integer, got {axis!r}{where()}") from None
     if not -ndim <= a < ndim:
         raise np.exceptions.AxisError(
-            f"axis {a} is out of bounds for array of dimension {ndim}{where()}")
+            f"axis {a} is out of bounds for array of dimension {ndim}{where()}"
+        )
     return a % ndim if ndim else 0
 
 

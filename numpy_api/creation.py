@@ -48,8 +48,7 @@ def _tri_mask(ctx, rows, cols, k, lower):
 def _tri(m, k, lower):
     m = _lifted(m)
     if m.ndim < 2:
-        raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of a {m.ndim}-d array"
-                               f"{where()}")
+        raise UnsupportedError(f"np.{'tril' if lower else 'triu'} of a {m.ndim}-d array{where()}")
     mask = lax.broadcast_to(_tri_mask(m.ctx, m.shape[-2], m.shape[-1], int(k), lower), m.shape)
     return lax.select(mask, m, lax.full(m.ctx, m.shape, 0, m.dtype))
 

@@ -26,13 +26,15 @@ def _parse(subscripts, operands):
             n = op.ndim - (len(term) - 3)
             if ell is None or len(ell) < n:
                 ell = (ell or "") + "".join(next(spare) for _ in range(n - len(ell or "")))
-            term = term.replace("...", ell[len(ell) - n:] if n else "")
+            term = term.replace("...", ell[len(ell) - n :] if n else "")
         if len(term) != op.ndim:
-            raise ValueError(f"einsum: term {term!r} does not match operand of shape "
-                             f"{op.shape}{where()}")
+            raise ValueError(
+                f"einsum: term {term!r} does not match operand of shape {op.shape}{where()}"
+            )
         if len(set(term)) != len(term):
-            raise UnsupportedError(f"einsum: repeated index in {term!r} (diagonals) is not "
-                                   f"supported{where()}")
+            raise UnsupportedError(
+                f"einsum: repeated index in {term!r} (diagonals) is not supported{where()}"
+            )
         expanded.append(term)
     if arrow:
         output = output.replace("...", ell or "")
@@ -41,8 +43,9 @@ def _parse(subscripts, operands):
         for t in expanded:
             for c in t:
                 counts[c] = counts.get(c, 0) + 1
-        output = (ell or "") + "".join(sorted(c for c, k in counts.items()
-                                              if k == 1 and c not in (ell or "")))
+        output = (ell or "") + "".join(
+            sorted(c for c, k in counts.items() if k == 1 and c not in (ell or ""))
+        )
     return expanded, output
 
 
@@ -57,18 +60,18 @@ def einsum(subscripts, *operands):
             f"np.einsum of float16 operands: NumPy adds each product into its float16 output, "
             f"rounding after every step, where jitc's einsum is a float32 dot rounded once; "
             f"use np.matmul/np.dot (NumPy computes those in float32 too) or float32 operands"
-            f"{where()}")
+            f"{where()}"
+        )
     ops = [lax.convert(o, dt) for o in ops]
     terms, output = _parse(subscripts, ops)
     sizes = {}
     for t, o in zip(terms, ops):
         for c, n in zip(t, o.shape):
             if sizes.setdefault(c, n) != n:
-                raise ValueError(f"einsum: size of label {c!r} differs: {sizes[c]} vs {n}"
-                                 f"{where()}")
+                raise ValueError(f"einsum: size of label {c!r} differs: {sizes[c]} vs {n}{where()}")
     acc, acc_t = None, None
     for i, (o, t) in enumerate(zip(ops, terms)):
-        later = set(output).union(*terms[i + 1:])
+        later = set(output).union(*terms[i + 1 :])
         # Sum out labels no one else needs before contracting.
         keep_self = set(later) | (set(acc_t) if acc_t else set())
         drop = [d for d, c in enumerate(t) if c not in keep_self]
@@ -81,11 +84,19 @@ def einsum(subscripts, *operands):
         shared = [c for c in acc_t if c in t]
         batch = [c for c in shared if c in later]
         contract = [c for c in shared if c not in later]
-        acc = lax.dot_general(acc, o, [acc_t.index(c) for c in contract],
-                              [t.index(c) for c in contract], [acc_t.index(c) for c in batch],
-                              [t.index(c) for c in batch])
-        acc_t = ("".join(batch) + "".join(c for c in acc_t if c not in shared)
-                 + "".join(c for c in t if c not in shared))
+        acc = lax.dot_general(
+            acc,
+            o,
+            [acc_t.index(c) for c in contract],
+            [t.index(c) for c in contract],
+            [acc_t.index(c) for c in batch],
+            [t.index(c) for c in batch],
+        )
+        acc_t = (
+            "".join(batch)
+            + "".join(c for c in acc_t if c not in shared)
+            + "".join(c for c in t if c not in shared)
+        )
     drop = [d for d, c in enumerate(acc_t) if c not in output]
     if drop:
         acc = lax.reduce(acc, "sum", drop)

@@ -27,10 +27,10 @@ def _outer_edges(bins, range_):
         raise UnsupportedError(
             "np.histogram with an int bins= needs range=(low, high): NumPy takes the bin "
             "edges from the data's min and max (and raises on NaN or inf in it), which jitc "
-            f"does not know when it compiles{where()}")
+            f"does not know when it compiles{where()}"
+        )
     if is_tracer(range_) or any(is_tracer(v) for v in range_):
-        raise UnsupportedError(f"np.histogram range= must be numbers, not traced arrays"
-                               f"{where()}")
+        raise UnsupportedError(f"np.histogram range= must be numbers, not traced arrays{where()}")
     first, last = range_
     if first > last:
         raise ValueError(f"max must be larger than min in range parameter.{where()}")
@@ -79,9 +79,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         weights = np.ravel(weights)
     a = np.ravel(a)
     if is_tracer(bins):
-        raise UnsupportedError(f"np.histogram bins= must be an int or edges made in the "
-                               f"function (np.array([...])), not a traced array (an argument "
-                               f"or a captured global, which jitc reads at each call){where()}")
+        raise UnsupportedError(
+            f"np.histogram bins= must be an int or edges made in the "
+            f"function (np.array([...])), not a traced array (an argument "
+            f"or a captured global, which jitc reads at each call){where()}"
+        )
     if np.ndim(bins) == 0:
         n = operator.index(bins)
         if n < 1:
@@ -92,9 +94,11 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         if edges.ndim != 1 or np.any(edges[:-1] > edges[1:]):
             raise ValueError(f"`bins` must increase monotonically, when an array{where()}")
         if weights is not None:
-            raise UnsupportedError(f"np.histogram with weights= and an array of edges: NumPy "
-                                   f"sums the weights as differences of a cumulative sum, "
-                                   f"which jitc does not reproduce; pass an int bins={where()}")
+            raise UnsupportedError(
+                f"np.histogram with weights= and an array of edges: NumPy "
+                f"sums the weights as differences of a cumulative sum, "
+                f"which jitc does not reproduce; pass an int bins={where()}"
+            )
         n = len(edges) - 1
         index = _edge_bins(a, edges)
     count_type = np.dtype(np.intp) if weights is None else weights.dtype
@@ -116,14 +120,19 @@ def bincount(x, weights=None, minlength=0):
     ctx = find_ctx([x, weights])
     x = lift(ctx, x)
     if x.dtype.kind not in "biu" or not np.can_cast(x.dtype, np.intp, "safe"):
-        raise TypeError(f"np.bincount: Cannot cast array data from {x.dtype!r} to "
-                        f"dtype('int64') according to the rule 'safe'{where()}")
+        raise TypeError(
+            f"np.bincount: Cannot cast array data from {x.dtype!r} to "
+            f"dtype('int64') according to the rule 'safe'{where()}"
+        )
     if x.ndim != 1:
-        raise ValueError(f"np.bincount: x must be 1-dimensional, got {x.ndim} dimensions "
-                         f"(NumPy: object too deep for desired array){where()}")
+        raise ValueError(
+            f"np.bincount: x must be 1-dimensional, got {x.ndim} dimensions "
+            f"(NumPy: object too deep for desired array){where()}"
+        )
     if is_tracer(minlength):
-        raise UnsupportedError(f"np.bincount minlength= must be an int, not a traced array"
-                               f"{where()}")
+        raise UnsupportedError(
+            f"np.bincount minlength= must be an int, not a traced array{where()}"
+        )
     n = operator.index(minlength)
     if n < 0:
         raise ValueError(f"np.bincount: 'minlength' must not be negative{where()}")
@@ -131,12 +140,14 @@ def bincount(x, weights=None, minlength=0):
         raise UnsupportedError(
             f"np.bincount without minlength=: the result's length (the largest value + 1) "
             f"depends on the data, which jitc does not know when it compiles; pass "
-            f"minlength=N with N above every value{where()}")
+            f"minlength=N with N above every value{where()}"
+        )
     if weights is not None:
         weights = lift(ctx, weights)
         if weights.shape != x.shape:
-            raise ValueError(f"np.bincount: The weights and list don't have the same "
-                             f"length.{where()}")
+            raise ValueError(
+                f"np.bincount: The weights and list don't have the same length.{where()}"
+            )
     index = lax.convert(x, np.dtype(np.intp))
     index = np.where(index < 0, n, index)  # out of bounds: negative counts from the end
     counts = lax.full(ctx, (n,), 0, np.float64 if weights is not None else np.intp)

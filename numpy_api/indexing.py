@@ -48,14 +48,12 @@ def take_along_axis(arr, indices, axis=-1):
     idx = _lifted(indices)
     if axis is None:
         if idx.ndim != 1:
-            raise ValueError(f"when axis=None, `indices` must have a single dimension."
-                             f"{where()}")
+            raise ValueError(f"when axis=None, `indices` must have a single dimension.{where()}")
         a, axis = lax.reshape(a, (a.size,)), 0
     if idx.dtype.kind not in "iu":
         raise IndexError(f"`indices` must be an integer array{where()}")
     if idx.ndim != a.ndim:
-        raise ValueError(f"`indices` and `arr` must have the same number of dimensions"
-                         f"{where()}")
+        raise ValueError(f"`indices` and `arr` must have the same number of dimensions{where()}")
     axis = normalize_axis(axis, a.ndim)
     key = []
     for d in range(a.ndim):  # an arange on every other axis, shaped to broadcast
@@ -88,8 +86,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 def _before(x, y):
     """x sorts before y in NumPy's order, where NaN sorts last."""
-    return (x < y) | (np.isnan(y) & ~np.isnan(x)) if x.dtype.kind == "f" or \
-        y.dtype.kind == "f" else x < y
+    return (
+        (x < y) | (np.isnan(y) & ~np.isnan(x))
+        if x.dtype.kind == "f" or y.dtype.kind == "f"
+        else x < y
+    )
 
 
 @implements(np.searchsorted)
@@ -120,8 +121,9 @@ def digitize(x, bins, right=False):
     if np.ndim(bins) != 1:
         raise ValueError(f"object too deep for desired array{where()}")
     if is_tracer(bins):
-        raise UnsupportedError(f"np.digitize bins must be a NumPy array (NumPy checks they "
-                               f"are monotonic){where()}")
+        raise UnsupportedError(
+            f"np.digitize bins must be a NumPy array (NumPy checks they are monotonic){where()}"
+        )
     bins = np.asarray(bins)
     x = _lifted(x)
     if x.dtype.kind == "c" or bins.dtype.kind == "c":
@@ -143,8 +145,10 @@ def ix_(*args):
     out = []
     for k, a in enumerate(args):
         if is_tracer(a) and a.dtype == np.dtype(bool):
-            raise UnsupportedError(f"np.ix_ of a traced boolean array: its nonzero() count, "
-                                   f"and so the shape, is known only at run time{where()}")
+            raise UnsupportedError(
+                f"np.ix_ of a traced boolean array: its nonzero() count, "
+                f"and so the shape, is known only at run time{where()}"
+            )
         if not is_tracer(a):
             a = np.asarray(a)
             if a.dtype == np.dtype(bool) and a.ndim == 1:  # NumPy takes its nonzero()

@@ -36,17 +36,21 @@ def _promote_pair(a, b, what):
 def matmul(a, b):
     a, b = _promote_pair(a, b, "matmul")
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have "
-                         f"enough dimensions{where()}")
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have "
+            f"enough dimensions{where()}"
+        )
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
     if squeeze_a:
         a = lax.reshape(a, (1,) + a.shape)
     if squeeze_b:
         b = lax.reshape(b, b.shape + (1,))
     if a.shape[-1] != b.shape[-2]:
-        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: "
-                         f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[-2]} "
-                         f"(dim {b.ndim - 2}){where()}")
+        raise ShapeError(
+            f"matmul: shapes {a.shape} and {b.shape} are not aligned: "
+            f"{a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[-2]} "
+            f"(dim {b.ndim - 2}){where()}"
+        )
     if b.ndim == 2:  # one GEMM over all leading dims of a
         out = lax.dot_general(a, b, (a.ndim - 1,), (0,))
     else:
@@ -69,8 +73,10 @@ def dot(a, b, out=None):
         return apply_ufunc(np.multiply, (a, b))
     rc = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[rc]:
-        raise ShapeError(f"dot: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} "
-                         f"(dim {a.ndim - 1}) != {b.shape[rc]} (dim {rc}){where()}")
+        raise ShapeError(
+            f"dot: shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} "
+            f"(dim {a.ndim - 1}) != {b.shape[rc]} (dim {rc}){where()}"
+        )
     out = lax.dot_general(a, b, (a.ndim - 1,), (rc,))
     return _mark(out, out.ndim == 0)
 
@@ -87,15 +93,19 @@ def vecdot(x1, x2, /, *, axis=-1):
     a, b = _promote_pair(x1, x2, "vecdot")
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
-            raise ValueError(f"vecdot: Input operand {i} does not have enough dimensions "
-                             f"(has 0, gufunc core with signature (n),(n)->() requires 1)"
-                             f"{where()}")
+            raise ValueError(
+                f"vecdot: Input operand {i} does not have enough dimensions "
+                f"(has 0, gufunc core with signature (n),(n)->() requires 1)"
+                f"{where()}"
+            )
     a = lax.transpose(a, _to_end(a.ndim, normalize_axis(axis, a.ndim)))
     b = lax.transpose(b, _to_end(b.ndim, normalize_axis(axis, b.ndim)))
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, "
-                         f"with gufunc signature (n),(n)->() (size {b.shape[-1]} is "
-                         f"different from {a.shape[-1]}){where()}")
+        raise ValueError(
+            f"vecdot: Input operand 1 has a mismatch in its core dimension 0, "
+            f"with gufunc signature (n),(n)->() (size {b.shape[-1]} is "
+            f"different from {a.shape[-1]}){where()}"
+        )
     out = _batched_dot("vecdot", a, b, 1)
     return _mark(out, out.ndim == 0)
 
@@ -106,8 +116,9 @@ def _batched_dot(name, a, b, core):
     try:
         batch = np.broadcast_shapes(a.shape[:-core], b.shape[:-core])
     except ValueError:
-        raise ShapeError(f"{name}: batch dims of {a.shape} and {b.shape} do not broadcast"
-                         f"{where()}") from None
+        raise ShapeError(
+            f"{name}: batch dims of {a.shape} and {b.shape} do not broadcast{where()}"
+        ) from None
     nb = len(batch)
     a = lax.broadcast_to(a, batch + a.shape[-core:])
     b = lax.broadcast_to(b, batch + b.shape[-core:])
@@ -149,12 +160,17 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     b = lax.transpose(b, _to_end(b.ndim, normalize_axis(axisb, b.ndim, "axisb")))
     na, nb = a.shape[-1], b.shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
-        raise ValueError(f"np.cross: incompatible dimensions for cross product (dimension "
-                         f"must be 2 or 3), got {na} and {nb}{where()}")
+        raise ValueError(
+            f"np.cross: incompatible dimensions for cross product (dimension "
+            f"must be 2 or 3), got {na} and {nb}{where()}"
+        )
     if na == 2 or nb == 2:
-        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+            "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
     a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
     z = a0 * b1 - a1 * b0
     if na == 2 and nb == 2:
@@ -169,8 +185,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         a2, b2 = a[..., 2], b[..., 2]
         parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z)
     shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
-    cp = lax.concatenate([lax.reshape(lax.broadcast_to(p, shape), shape + (1,))
-                          for p in parts], len(shape))
+    cp = lax.concatenate(
+        [lax.reshape(lax.broadcast_to(p, shape), shape + (1,)) for p in parts], len(shape)
+    )
     return np.moveaxis(cp, -1, normalize_axis(axisc, cp.ndim, "axisc"))
 
 
@@ -187,8 +204,9 @@ def tensordot(a, b, axes=2):
     la = [normalize_axis(x, a.ndim) for x in la]
     lb = [normalize_axis(x, b.ndim) for x in lb]
     if len(la) != len(lb) or any(a.shape[i] != b.shape[j] for i, j in zip(la, lb)):
-        raise ShapeError(f"tensordot: shape-mismatch for sum ({a.shape} axes {la}, "
-                         f"{b.shape} axes {lb}){where()}")
+        raise ShapeError(
+            f"tensordot: shape-mismatch for sum ({a.shape} axes {la}, {b.shape} axes {lb}){where()}"
+        )
     return _mark(lax.dot_general(a, b, la, lb), False)  # NumPy: an array even when 0-d
 
 
@@ -197,8 +215,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, **kwargs):
     from jitc.numpy_api.einsum import einsum as _einsum
 
     if out is not None or kwargs or dtype is not None:
-        raise UnsupportedError(f"np.einsum: out=/dtype=/{list(kwargs)} are not supported"
-                               f"{where()}")
+        raise UnsupportedError(f"np.einsum: out=/dtype=/{list(kwargs)} are not supported{where()}")
     return _einsum(*operands)
 
 
@@ -228,8 +245,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     x = _lifted(x)
     if x.dtype.kind not in "fc":
         x = lax.convert(x, np.float64)
-    if axis is None and (ord is None or ord in ("f", "fro") and x.ndim == 2
-                         or ord == 2 and x.ndim == 1):
+    if axis is None and (
+        ord is None or ord in ("f", "fro") and x.ndim == 2 or ord == 2 and x.ndim == 1
+    ):
         whole = np.sqrt(np.sum(x * x))
         return lax.reshape(whole, (1,) * x.ndim) if keepdims else whole
     if axis is None:
@@ -258,7 +276,7 @@ def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
         return np.sum(x != 0, axis=axes, keepdims=keepdims).astype(x.dtype)
     if ord == 1:
         return np.sum(a, axis=axes, keepdims=keepdims)
-    return np.sum(a ** ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
+    return np.sum(a**ord, axis=axes, keepdims=keepdims) ** (1.0 / ord)
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
@@ -275,8 +293,10 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
         sums = np.sum(a, axis=col)
         result = (np.max if ord == np.inf else np.min)(sums, axis=row - (row > col))
     elif ord in (2, -2, "nuc"):
-        raise UnsupportedError(f"np.linalg.norm ord={ord!r} needs singular values, which "
-                               f"jitc does not compute{where()}")
+        raise UnsupportedError(
+            f"np.linalg.norm ord={ord!r} needs singular values, which "
+            f"jitc does not compute{where()}"
+        )
     else:
         raise ValueError(f"Invalid norm order for matrices.{where()}")
     if keepdims:

@@ -24,8 +24,7 @@ def _float_type(name: str, *xs) -> np.dtype:
     """NumPy's linalg _commonType: float32 only when every operand is float32; float16 is
     NumPy's TypeError (LAPACK has no half precision)."""
     if any(x.dtype == np.float16 for x in xs):
-        raise TypeError(f"np.linalg.{name}: array type float16 is unsupported in linalg"
-                        f"{where()}")
+        raise TypeError(f"np.linalg.{name}: array type float16 is unsupported in linalg{where()}")
     return np.dtype(np.float32 if all(x.dtype == np.float32 for x in xs) else np.float64)
 
 
@@ -34,11 +33,15 @@ def _square(a, name: str, ctx=None):
     function and the argument) and in its linalg dtype."""
     a = lift(ctx or find_ctx([a]), a)
     if a.ndim < 2:
-        raise LinAlgError(f"np.linalg.{name}: argument a: {a.ndim}-dimensional array given. "
-                          f"Array must be at least two-dimensional{where()}")
+        raise LinAlgError(
+            f"np.linalg.{name}: argument a: {a.ndim}-dimensional array given. "
+            f"Array must be at least two-dimensional{where()}"
+        )
     if a.shape[-1] != a.shape[-2]:
-        raise LinAlgError(f"np.linalg.{name}: argument a of shape {a.shape}: Last 2 "
-                          f"dimensions of the array must be square{where()}")
+        raise LinAlgError(
+            f"np.linalg.{name}: argument a of shape {a.shape}: Last 2 "
+            f"dimensions of the array must be square{where()}"
+        )
     return a
 
 
@@ -53,15 +56,19 @@ def solve(a, b):
     n = a.shape[-1]
     vector = b.ndim == 1
     if b.ndim == 0 or b.shape[-1 if vector else -2] != n:
-        raise ShapeError(f"np.linalg.solve: argument b of shape {b.shape} does not fit a of "
-                         f"shape {a.shape}: b must be ({n},) or (..., {n}, k){where()}")
+        raise ShapeError(
+            f"np.linalg.solve: argument b of shape {b.shape} does not fit a of "
+            f"shape {a.shape}: b must be ({n},) or (..., {n}, k){where()}"
+        )
     if vector:
         b = lax.reshape(b, (n, 1))
     try:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        raise ShapeError(f"np.linalg.solve: the stack dims of a {a.shape} and b {b.shape} do "
-                         f"not broadcast{where()}") from None
+        raise ShapeError(
+            f"np.linalg.solve: the stack dims of a {a.shape} and b {b.shape} do "
+            f"not broadcast{where()}"
+        ) from None
     a = lax.broadcast_to(a, batch + a.shape[-2:])
     b = lax.broadcast_to(b, batch + b.shape[-2:])
     x = lax.linalg("solve", a, b)
@@ -89,16 +96,21 @@ def _slogdet(a, name):
     """(sign, log|det|) of each matrix: LU's diagonal and its pivots' sign."""
     pair = _one(a, name, "slogdet")
     batch = pair.shape[:-1]
-    sign, logdet = (lax.reshape(lax.slice_(pair, (0,) * len(batch) + (k,), batch + (k + 1,),
-                                           (1,) * pair.ndim), batch) for k in (0, 1))
+    sign, logdet = (
+        lax.reshape(
+            lax.slice_(pair, (0,) * len(batch) + (k,), batch + (k + 1,), (1,) * pair.ndim), batch
+        )
+        for k in (0, 1)
+    )
     return sign, logdet
 
 
 @implements(np.linalg.slogdet)
 def slogdet(a):
     sign, logdet = _slogdet(a, "slogdet")
-    return np.linalg._linalg.SlogdetResult(_mark(sign, sign.ndim == 0),
-                                           _mark(logdet, logdet.ndim == 0))
+    return np.linalg._linalg.SlogdetResult(
+        _mark(sign, sign.ndim == 0), _mark(logdet, logdet.ndim == 0)
+    )
 
 
 @implements(np.linalg.det)

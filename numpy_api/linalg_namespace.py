@@ -40,8 +40,10 @@ def vecdot(x1, x2, /, *, axis=-1):
 def outer(x1, x2, /):
     x1, x2 = _lifted(x1), _lifted(x2)
     if x1.ndim != 1 or x2.ndim != 1:
-        raise ValueError(f"np.linalg.outer: Input arrays must be one-dimensional, but they "
-                         f"are x1.ndim={x1.ndim} and x2.ndim={x2.ndim}{where()}")
+        raise ValueError(
+            f"np.linalg.outer: Input arrays must be one-dimensional, but they "
+            f"are x1.ndim={x1.ndim} and x2.ndim={x2.ndim}{where()}"
+        )
     return _outer(x1, x2)
 
 
@@ -59,9 +61,11 @@ def diagonal(x, /, *, offset=0):
 def cross(x1, x2, /, *, axis=-1):
     x1, x2 = _lifted(x1), _lifted(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
-        raise ValueError(f"np.linalg.cross: Both input arrays must be (arrays of) "
-                         f"3-dimensional vectors, but they are {x1.shape[axis]} and "
-                         f"{x2.shape[axis]} dimensional instead.{where()}")
+        raise ValueError(
+            f"np.linalg.cross: Both input arrays must be (arrays of) "
+            f"3-dimensional vectors, but they are {x1.shape[axis]} and "
+            f"{x2.shape[axis]} dimensional instead.{where()}"
+        )
     return _cross(x1, x2, axis=axis)
 
 
@@ -82,8 +86,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumP
         flat, along = x, operator.index(axis)
     result = _norm(flat, ord=ord, axis=along)
     if keepdims:
-        kept = normalize_axes(tuple(range(len(shape))) if axis is None else axis,
-                              len(shape))
+        kept = normalize_axes(tuple(range(len(shape))) if axis is None else axis, len(shape))
         result = np.reshape(result, tuple(1 if i in kept else n for i, n in enumerate(shape)))
     return result
 
@@ -91,8 +94,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumP
 @implements(np.linalg.matrix_norm)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's name
     if ord in (2, -2, "nuc"):
-        raise UnsupportedError(f"np.linalg.matrix_norm ord={ord!r} needs singular values "
-                               f"(an SVD), which jitc does not compute{where()}")
+        raise UnsupportedError(
+            f"np.linalg.matrix_norm ord={ord!r} needs singular values "
+            f"(an SVD), which jitc does not compute{where()}"
+        )
     return _norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
@@ -104,11 +109,12 @@ def matrix_power(a, n):
     try:
         n = operator.index(n)
     except TypeError:
-        raise TypeError(f"np.linalg.matrix_power: exponent must be an integer{where()}") \
-            from None
+        raise TypeError(f"np.linalg.matrix_power: exponent must be an integer{where()}") from None
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise np.linalg.LinAlgError(f"np.linalg.matrix_power: Last 2 dimensions of the "
-                                    f"array must be square, got {a.shape}{where()}")
+        raise np.linalg.LinAlgError(
+            f"np.linalg.matrix_power: Last 2 dimensions of the "
+            f"array must be square, got {a.shape}{where()}"
+        )
     if n == 0:
         return np.zeros_like(a) + np.eye(a.shape[-2], dtype=a.dtype)  # fresh, a's dtype
     if n < 0:

@@ -17,16 +17,21 @@ from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
 from jitc.trace import rebind
 
-RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
-                 np.random.SeedSequence)
-_ADVICE = ("it draws new numbers on every call, and a compiled function would return the "
-           "numbers drawn once when it was traced; draw them outside the jitted function "
-           "and pass them as an argument")
+RANDOM_STATES = (
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.BitGenerator,
+    np.random.SeedSequence,
+)
+_ADVICE = (
+    "it draws new numbers on every call, and a compiled function would return the "
+    "numbers drawn once when it was traced; draw them outside the jitted function "
+    "and pass them as an argument"
+)
 
 
 def refusal(what: str) -> UnsupportedError:
-    return UnsupportedError(f"{what} is not supported inside a jitc function{where()}: "
-                            f"{_ADVICE}")
+    return UnsupportedError(f"{what} is not supported inside a jitc function{where()}: {_ADVICE}")
 
 
 def _refusing(name, original):
@@ -61,7 +66,8 @@ class RefusedRandomState:
 def is_random_state(value) -> bool:
     """A NumPy random state object, or a bound method of one (`rand = rng.random`)."""
     return isinstance(value, RANDOM_STATES) or isinstance(
-        getattr(value, "__self__", None), RANDOM_STATES)
+        getattr(value, "__self__", None), RANDOM_STATES
+    )
 
 
 for _name in np.random.__all__:

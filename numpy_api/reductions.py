@@ -123,28 +123,43 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
     # NumPy's _mean: a float16 array's mean sums and divides in float32, then rounds
     half = dtype is None and a.dtype == np.float16
-    total = _reduce(a, "sum", axes, np.dtype(np.float32) if half else _mean_dtype(a, dtype),
-                    keepdims)
+    total = _reduce(
+        a, "sum", axes, np.dtype(np.float32) if half else _mean_dtype(a, dtype), keepdims
+    )
     result = apply_ufunc(np.divide, (total, lift(a.ctx, count, total.dtype)))
     return _mark(lax.convert(result, a.dtype) if half else result, total.scalar)
 
 
 @implements(np.var)
 @_into_out
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-        correction=None):
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=None,
+    correction=None,
+):
     _check_where_initial("var", None, where, out)
     if correction is not None:  # the Array API's name for ddof
         if ddof != 0:
-            raise ValueError(f"np.var: ddof and correction can't be provided simultaneously."
-                             f"{_where()}")
+            raise ValueError(
+                f"np.var: ddof and correction can't be provided simultaneously.{_where()}"
+            )
         ddof = correction
     a = lift(find_ctx([a]), a)
     axes = normalize_axes(axis, a.ndim)
     count = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
     acc = _mean_dtype(a, dtype)
-    centre = apply_ufunc(np.divide, (_reduce(a, "sum", axes, acc, True),
-                                     lift(a.ctx, count, acc))) if mean is None else mean
+    centre = (
+        apply_ufunc(np.divide, (_reduce(a, "sum", axes, acc, True), lift(a.ctx, count, acc)))
+        if mean is None
+        else mean
+    )
     dev = apply_ufunc(np.subtract, (a, centre))
     sq = apply_ufunc(np.multiply, (dev, dev))
     total = _reduce(sq, "sum", axes, sq.dtype if dtype is None else acc, keepdims)
@@ -154,8 +169,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
 @implements(np.std)
 @_into_out
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-        correction=None):
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=None,
+    correction=None,
+):
     v = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     return _mark(apply_ufunc(np.sqrt, (v,)), v.scalar)
 
@@ -201,8 +226,9 @@ _REDUCERS = {
 def ptp(a, axis=None, out=None, keepdims=False):
     if out is not None:
         raise UnsupportedError(f"np.ptp: out= is not supported{where()}")
-    return np.subtract(np.max(a, axis=axis, keepdims=keepdims),
-                       np.min(a, axis=axis, keepdims=keepdims))
+    return np.subtract(
+        np.max(a, axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims)
+    )
 
 
 @implements(np.count_nonzero)
@@ -221,15 +247,18 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a, w = lift(ctx, a), lift(ctx, weights)
     if a.shape != w.shape:
         if axis is None:
-            raise TypeError(f"Axis must be specified when shapes of a and weights differ."
-                            f"{where()}")
+            raise TypeError(f"Axis must be specified when shapes of a and weights differ.{where()}")
         if w.ndim != 1 or not isinstance(axis, (int, np.integer)):
-            raise UnsupportedError(f"np.average: weights of shape {w.shape} with axis={axis} "
-                                   f"are not supported{where()}")
+            raise UnsupportedError(
+                f"np.average: weights of shape {w.shape} with axis={axis} "
+                f"are not supported{where()}"
+            )
         ax = normalize_axis(axis, a.ndim)
         if w.shape[0] != a.shape[ax]:
-            raise ValueError(f"Shape of weights must be consistent with shape of a along "
-                             f"specified axis.{where()}")
+            raise ValueError(
+                f"Shape of weights must be consistent with shape of a along "
+                f"specified axis.{where()}"
+            )
         w = lax.broadcast_in_dim(w, a.shape, (ax,))
     dtype = np.result_type(a.dtype, w.dtype, np.float64 if a.dtype.kind in "iub" else a.dtype)
     total = np.sum(w, axis=axis, dtype=dtype, keepdims=keepdims)

@@ -12,17 +12,33 @@ from __future__ import annotations
 
 import numpy as np
 
-_DATA_DEPENDENT = "its result's shape depends on the values, and a compiled function has " \
-                  "one result shape per input shape (use a mask or np.where instead)"
-_FACTORIZATION = "it needs {what}, which jitc does not compute (jitc's LAPACK: solve, inv, " \
-                 "cholesky, det, slogdet)"
+_DATA_DEPENDENT = (
+    "its result's shape depends on the values, and a compiled function has "
+    "one result shape per input shape (use a mask or np.where instead)"
+)
+_FACTORIZATION = (
+    "it needs {what}, which jitc does not compute (jitc's LAPACK: solve, inv, "
+    "cholesky, det, slogdet)"
+)
 _FFT = "jitc has no FFT kernels; call np.fft outside the jitc function"
 
 REFUSED: dict = {
-    **{f: _DATA_DEPENDENT for f in (np.unique, np.unique_all, np.unique_counts,
-                                    np.unique_inverse, np.unique_values, np.nonzero,
-                                    np.argwhere, np.flatnonzero, np.extract, np.compress,
-                                    np.trim_zeros)},
+    **{
+        f: _DATA_DEPENDENT
+        for f in (
+            np.unique,
+            np.unique_all,
+            np.unique_counts,
+            np.unique_inverse,
+            np.unique_values,
+            np.nonzero,
+            np.argwhere,
+            np.flatnonzero,
+            np.extract,
+            np.compress,
+            np.trim_zeros,
+        )
+    },
     np.linalg.svd: _FACTORIZATION.format(what="a singular value decomposition"),
     np.linalg.svdvals: _FACTORIZATION.format(what="a singular value decomposition"),
     np.linalg.pinv: _FACTORIZATION.format(what="a singular value decomposition"),
@@ -34,8 +50,11 @@ REFUSED: dict = {
     np.linalg.qr: _FACTORIZATION.format(what="a QR factorization"),
     np.linalg.lstsq: _FACTORIZATION.format(what="a singular value decomposition"),
     np.linalg.cond: _FACTORIZATION.format(what="a singular value decomposition"),
-    **{getattr(np.fft, name): _FFT for name in np.fft.__all__
-       if name not in ("fftshift", "ifftshift")},  # those two are rolls (shifts.py)
+    **{
+        getattr(np.fft, name): _FFT
+        for name in np.fft.__all__
+        if name not in ("fftshift", "ifftshift")
+    },  # those two are rolls (shifts.py)
 }
 
 

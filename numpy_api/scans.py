@@ -61,7 +61,7 @@ def _cumulative(name, kind, func):
         result = _scan(x, kind, axis, dtype or _accumulator(func, x.dtype), f"np.{name}")
         if include_initial:
             axis = normalize_axis(axis or 0, result.ndim)
-            shape = result.shape[:axis] + (1,) + result.shape[axis + 1:]
+            shape = result.shape[:axis] + (1,) + result.shape[axis + 1 :]
             identity = lax.full(result.ctx, shape, 0 if kind == "sum" else 1, result.dtype)
             result = lax.concatenate([identity, result], axis)
         if out is None:
@@ -84,9 +84,11 @@ def accumulate(ufunc, a, axis=0, dtype=None):
     (or `dtype`)."""
     name = ufunc.__name__
     if name not in ACCUMULATE_KINDS:
-        raise UnsupportedError(f"np.{name}.accumulate is not supported by jitc (supported: "
-                               f"{', '.join(f'np.{n}.accumulate' for n in ACCUMULATE_KINDS)})"
-                               f"{where()}")
+        raise UnsupportedError(
+            f"np.{name}.accumulate is not supported by jitc (supported: "
+            f"{', '.join(f'np.{n}.accumulate' for n in ACCUMULATE_KINDS)})"
+            f"{where()}"
+        )
     a = lift(find_ctx([a]), a)
     if a.ndim == 0:
         raise TypeError(f"np.{name}.accumulate: cannot accumulate on a scalar{where()}")

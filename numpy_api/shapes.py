@@ -59,8 +59,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if -1 in shape:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or a.size % known:
-            raise ValueError(f"cannot reshape array of size {a.size} into shape {shape}"
-                             f"{where()}")
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {shape}{where()}")
         shape = tuple(a.size // known if d == -1 else d for d in shape)
     if int(np.prod(shape, dtype=np.int64)) != a.size:
         raise ValueError(f"cannot reshape array of size {a.size} into shape {shape}{where()}")
@@ -115,8 +114,10 @@ def moveaxis(a, source, destination):
 def matrix_transpose(x, /):
     x = _lifted(x)
     if x.ndim < 2:
-        raise ValueError(f"matrix_transpose: Input array must be at least 2-dimensional, but "
-                         f"it is {x.ndim}{where()}")
+        raise ValueError(
+            f"matrix_transpose: Input array must be at least 2-dimensional, but "
+            f"it is {x.ndim}{where()}"
+        )
     return lax.transpose(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
 
 
@@ -153,8 +154,10 @@ def squeeze(a, axis=None):
         axes = normalize_axes(axis, a.ndim)
         for i in axes:
             if a.shape[i] != 1:
-                raise ValueError(f"cannot select an axis to squeeze out which has size not "
-                                 f"equal to one (axis {i} of {a.shape}){where()}")
+                raise ValueError(
+                    f"cannot select an axis to squeeze out which has size not "
+                    f"equal to one (axis {i} of {a.shape}){where()}"
+                )
     return lax.reshape(a, [n for i, n in enumerate(a.shape) if i not in axes])
 
 
@@ -165,8 +168,9 @@ def broadcast_to(array, shape, subok=False):
     try:
         np.broadcast_shapes(a.shape, shape)
     except ValueError:
-        raise ShapeError(f"np.broadcast_to: cannot broadcast {a.shape} to {shape}{where()}") \
-            from None
+        raise ShapeError(
+            f"np.broadcast_to: cannot broadcast {a.shape} to {shape}{where()}"
+        ) from None
     out = _mark(lax.broadcast_to(a, shape), False)
     out.buffer().readonly = True  # NumPy's broadcast view cannot be written
     return out
@@ -182,8 +186,10 @@ def broadcast_arrays(*args, subok=False):
     try:
         shape = np.broadcast_shapes(*(x.shape for x in xs))
     except ValueError:
-        raise ShapeError(f"np.broadcast_arrays: shape mismatch: objects cannot be broadcast "
-                         f"to a single shape: {[x.shape for x in xs]}{where()}") from None
+        raise ShapeError(
+            f"np.broadcast_arrays: shape mismatch: objects cannot be broadcast "
+            f"to a single shape: {[x.shape for x in xs]}{where()}"
+        ) from None
     return tuple(x if x.shape == shape else broadcast_to(x, shape) for x in xs)
 
 
@@ -192,8 +198,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """NumPy's own construction: each input raveled onto its axis (the first two swapped
     for indexing='xy'), then broadcast together unless sparse, copied where copy."""
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"np.meshgrid: Valid values for `indexing` are 'xy' and 'ij'."
-                         f"{where()}")
+        raise ValueError(f"np.meshgrid: Valid values for `indexing` are 'xy' and 'ij'.{where()}")
     ctx = find_ctx(xi)
     ndim = len(xi)
     shapes = [[1] * ndim for _ in xi]
@@ -210,8 +215,9 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 def _strong(x):
     """An argument as NumPy's np.asarray sees it: a scalar (Python's or NumPy's) becomes a
     0-d array of its dtype, no longer weak; an array stays itself."""
-    return x if not (x.weak or x.scalar) else \
-        _tracer_type()(x.ctx, x.node, weak=False, scalar=False)
+    return (
+        x if not (x.weak or x.scalar) else _tracer_type()(x.ctx, x.node, weak=False, scalar=False)
+    )
 
 
 @implements(np.atleast_1d)
@@ -245,12 +251,14 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     dt = check_supported(dtype, "np.concatenate dtype=") if dtype else result_type(*xs)
     ax = normalize_axis(axis, xs[0].ndim)
     for x in xs[1:]:
-        if x.ndim != xs[0].ndim or any(p != q for i, (p, q) in enumerate(zip(x.shape,
-                                                                            xs[0].shape))
-                                       if i != ax):
-            raise ShapeError(f"np.concatenate: all the input array dimensions except for the "
-                             f"concatenation axis must match: {xs[0].shape} vs {x.shape}"
-                             f"{where()}")
+        if x.ndim != xs[0].ndim or any(
+            p != q for i, (p, q) in enumerate(zip(x.shape, xs[0].shape)) if i != ax
+        ):
+            raise ShapeError(
+                f"np.concatenate: all the input array dimensions except for the "
+                f"concatenation axis must match: {xs[0].shape} vs {x.shape}"
+                f"{where()}"
+            )
     return lax.concatenate([lax.convert(x, dt) for x in xs], ax)
 
 
@@ -261,8 +269,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if not xs:
         raise ValueError(f"need at least one array to stack{where()}")
     if any(x.shape != xs[0].shape for x in xs):
-        raise ShapeError(f"np.stack: all input arrays must have the same shape, got "
-                         f"{[x.shape for x in xs]}{where()}")
+        raise ShapeError(
+            f"np.stack: all input arrays must have the same shape, got "
+            f"{[x.shape for x in xs]}{where()}"
+        )
     ax = normalize_axis(axis, xs[0].ndim + 1)
     return concatenate([expand_dims(x, ax) for x in xs], ax, dtype=dtype)
 
@@ -295,8 +305,14 @@ def _split(ary, indices_or_sections, axis, equal):
         sizes = [each + 1] * extra + [each] * (sections - extra)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
     else:
-        bounds = [0] + [builtins.min(max(int(i) if i >= 0 else n + int(i), 0), n)
-                        for i in indices_or_sections] + [n]
+        bounds = (
+            [0]
+            + [
+                builtins.min(max(int(i) if i >= 0 else n + int(i), 0), n)
+                for i in indices_or_sections
+            ]
+            + [n]
+        )
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         hi = max(lo, hi)
@@ -317,7 +333,6 @@ def split(ary, indices_or_sections, axis=0):
 @_view
 def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, equal=False)
-
 
 
 @implements(np.shape)
@@ -388,19 +403,23 @@ def repeat(a, repeats, axis=None):
     axis = normalize_axis(axis, a.ndim)
     counts = np.asarray(repeats) if not is_tracer(repeats) else None
     if counts is None or counts.dtype.kind not in "iu":
-        raise UnsupportedError(f"np.repeat repeats must be Python ints (a traced count "
-                               f"gives a data-dependent shape){where()}")
+        raise UnsupportedError(
+            f"np.repeat repeats must be Python ints (a traced count "
+            f"gives a data-dependent shape){where()}"
+        )
     if counts.ndim == 0:  # each element `repeats` times: broadcast along a new axis, merge
         n = int(counts)
         if n < 0:
             raise ValueError(f"repeats may not contain negative values.{where()}")
-        shape = a.shape[:axis + 1] + (n,) + a.shape[axis + 1:]
+        shape = a.shape[: axis + 1] + (n,) + a.shape[axis + 1 :]
         wide = lax.broadcast_in_dim(a, shape, [d for d in range(a.ndim + 1) if d != axis + 1])
-        merged = a.shape[:axis] + (a.shape[axis] * n,) + a.shape[axis + 1:]
+        merged = a.shape[:axis] + (a.shape[axis] * n,) + a.shape[axis + 1 :]
         return _mark(lax.reshape(wide, merged), False)
     if counts.shape != (a.shape[axis],):
-        raise ValueError(f"operands could not be broadcast together with shape "
-                         f"({a.shape[axis]},) ({counts.size},){where()}")
+        raise ValueError(
+            f"operands could not be broadcast together with shape "
+            f"({a.shape[axis]},) ({counts.size},){where()}"
+        )
     if counts.min(initial=0) < 0:
         raise ValueError(f"repeats may not contain negative values.{where()}")
     key = [slice(None)] * a.ndim

@@ -33,8 +33,9 @@ def _static_int(value, what):
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{what}: {type(value).__name__!r} object cannot be interpreted as "
-                        f"an integer{where()}") from None
+        raise TypeError(
+            f"{what}: {type(value).__name__!r} object cannot be interpreted as an integer{where()}"
+        ) from None
 
 
 def _traced(x) -> bool:
@@ -88,10 +89,13 @@ def roll(a, shift, axis=None):
         rolled = roll(flat, shift, 0)
         return _mark(lax.reshape(rolled, a.shape), False)
     if _traced(shift):
-        raise UnsupportedError(f"np.roll shift must be Python ints (a traced shift would give "
-                               f"a data-dependent layout){where()}")
-    shifts, axes = np.broadcast_arrays(np.asarray(shift, dtype=object),
-                                       np.asarray(axis, dtype=object))
+        raise UnsupportedError(
+            f"np.roll shift must be Python ints (a traced shift would give "
+            f"a data-dependent layout){where()}"
+        )
+    shifts, axes = np.broadcast_arrays(
+        np.asarray(shift, dtype=object), np.asarray(axis, dtype=object)
+    )
     total = {}
     for s, ax in zip(shifts.ravel(), axes.ravel()):
         ax = normalize_axis(_static_int(ax, "np.roll axis"), a.ndim)
@@ -111,23 +115,32 @@ _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
 def pad(array, pad_width, mode="constant", **kwargs):
     a = _lifted(array)
     if callable(mode) or mode not in _PAD_MODES:
-        raise UnsupportedError(f"np.pad mode={mode!r} is not supported by jitc (supported: "
-                               f"{', '.join(_PAD_MODES)}){where()}")
-    allowed = {"constant": {"constant_values"}, "reflect": {"reflect_type"},
-               "symmetric": {"reflect_type"}}.get(mode, set())
+        raise UnsupportedError(
+            f"np.pad mode={mode!r} is not supported by jitc (supported: "
+            f"{', '.join(_PAD_MODES)}){where()}"
+        )
+    allowed = {
+        "constant": {"constant_values"},
+        "reflect": {"reflect_type"},
+        "symmetric": {"reflect_type"},
+    }.get(mode, set())
     unexpected = set(kwargs) - allowed
     if unexpected:
-        raise ValueError(f"unsupported keyword arguments for mode {mode!r}: "
-                         f"{sorted(unexpected)}{where()}")
+        raise ValueError(
+            f"unsupported keyword arguments for mode {mode!r}: {sorted(unexpected)}{where()}"
+        )
     if kwargs.get("reflect_type", "even") != "even":
-        raise UnsupportedError(f"np.pad reflect_type={kwargs['reflect_type']!r} is not "
-                               f"supported by jitc (only 'even'){where()}")
+        raise UnsupportedError(
+            f"np.pad reflect_type={kwargs['reflect_type']!r} is not "
+            f"supported by jitc (only 'even'){where()}"
+        )
     widths = _pairs(pad_width, a.ndim, "pad_width", as_index=True)
     if mode == "constant":
         values = kwargs.get("constant_values", 0)
         if _traced(values):
-            raise UnsupportedError(f"np.pad constant_values must be numbers, not traced "
-                                   f"values{where()}")
+            raise UnsupportedError(
+                f"np.pad constant_values must be numbers, not traced values{where()}"
+            )
         values = _pairs(values, a.ndim, "constant_values")
     out = a
     for ax, (before, after) in enumerate(widths):
@@ -138,8 +151,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
             out = _pad_constant(out, ax, before, after, values[ax])
             continue
         if n == 0:
-            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
-                             f"or 'empty'{where()}")
+            raise ValueError(
+                f"can't extend empty axis {ax} using modes other than 'constant' "
+                f"or 'empty'{where()}"
+            )
         positions = np.pad(np.arange(n), (before, after), mode=mode)
         out = _take_positions(out, positions, ax)
     return _mark(out, False)
@@ -167,8 +182,9 @@ def _pairs(x, ndim, what, as_index=False):
     try:
         pairs = np.broadcast_to(arr, (ndim, 2))
     except ValueError:
-        raise ValueError(f"np.pad: {what} of shape {arr.shape} cannot be broadcast to "
-                         f"({ndim}, 2){where()}") from None
+        raise ValueError(
+            f"np.pad: {what} of shape {arr.shape} cannot be broadcast to ({ndim}, 2){where()}"
+        ) from None
     return [(int(p[0]), int(p[1])) if as_index else (p[0], p[1]) for p in pairs]
 
 
@@ -221,8 +237,10 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     outs = []
     for ax, dx in zip(axes, spacings):
         if f.shape[ax] < edge_order + 1:
-            raise ValueError(f"Shape of array too small to calculate a numerical gradient, "
-                             f"at least (edge_order + 1) elements are required.{where()}")
+            raise ValueError(
+                f"Shape of array too small to calculate a numerical gradient, "
+                f"at least (edge_order + 1) elements are required.{where()}"
+            )
         outs.append(_gradient_along(f, ax, _spacing(dx, f.shape[ax]), edge_order))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -235,12 +253,14 @@ def _spacing(dx, n):
     if ndim != 1:
         raise ValueError(f"distances must be either scalars or 1d{where()}")
     if _traced(dx):
-        raise UnsupportedError(f"np.gradient coordinates must be NumPy arrays, not traced "
-                               f"values{where()}")
+        raise UnsupportedError(
+            f"np.gradient coordinates must be NumPy arrays, not traced values{where()}"
+        )
     x = np.asarray(dx)
     if len(x) != n:
-        raise ValueError(f"when 1d, distances must match the length of the corresponding "
-                         f"dimension{where()}")
+        raise ValueError(
+            f"when 1d, distances must match the length of the corresponding dimension{where()}"
+        )
     if x.dtype.kind in "iu":
         x = x.astype(np.float64)
     diffx = np.diff(x)
@@ -264,10 +284,16 @@ def _gradient_along(f, axis, dx, edge_order):
             first = (at(slice(1, 2)) - at(slice(0, 1))) / dx
             last = (at(slice(-1, None)) - at(slice(-2, -1))) / dx
         else:
-            first = (-1.5 / dx) * at(slice(0, 1)) + (2.0 / dx) * at(slice(1, 2)) \
+            first = (
+                (-1.5 / dx) * at(slice(0, 1))
+                + (2.0 / dx) * at(slice(1, 2))
                 + (-0.5 / dx) * at(slice(2, 3))
-            last = (0.5 / dx) * at(slice(-3, -2)) + (-2.0 / dx) * at(slice(-2, -1)) \
+            )
+            last = (
+                (0.5 / dx) * at(slice(-3, -2))
+                + (-2.0 / dx) * at(slice(-2, -1))
                 + (1.5 / dx) * at(slice(-1, None))
+            )
     else:
         dx1, dx2 = dx[:-1], dx[1:]
         a = along(-dx2 / (dx1 * (dx1 + dx2)))
@@ -279,13 +305,17 @@ def _gradient_along(f, axis, dx, edge_order):
             last = (at(slice(-1, None)) - at(slice(-2, -1))) / dx[-1]
         else:
             d1, d2 = dx[0], dx[1]
-            first = (-(2.0 * d1 + d2) / (d1 * (d1 + d2))) * at(slice(0, 1)) \
-                + ((d1 + d2) / (d1 * d2)) * at(slice(1, 2)) \
+            first = (
+                (-(2.0 * d1 + d2) / (d1 * (d1 + d2))) * at(slice(0, 1))
+                + ((d1 + d2) / (d1 * d2)) * at(slice(1, 2))
                 + (-d1 / (d2 * (d1 + d2))) * at(slice(2, 3))
+            )
             d1, d2 = dx[-2], dx[-1]
-            last = (d2 / (d1 * (d1 + d2))) * at(slice(-3, -2)) \
-                + (-(d2 + d1) / (d1 * d2)) * at(slice(-2, -1)) \
+            last = (
+                (d2 / (d1 * (d1 + d2))) * at(slice(-3, -2))
+                + (-(d2 + d1) / (d1 * d2)) * at(slice(-2, -1))
                 + ((2.0 * d2 + d1) / (d2 * (d1 + d2))) * at(slice(-1, None))
+            )
     # NumPy writes each piece into an array of f's dtype
     return concatenate([first, interior, last], axis=axis, dtype=f.dtype)
 

@@ -31,8 +31,10 @@ def _checked(what, check):
 
 def _refuse_order(order, what):
     if order is not None:
-        raise UnsupportedError(f"{what}: order= is not supported by jitc (it sorts structured "
-                               f"arrays by field, and jitc has no structured dtypes){where()}")
+        raise UnsupportedError(
+            f"{what}: order= is not supported by jitc (it sorts structured "
+            f"arrays by field, and jitc has no structured dtypes){where()}"
+        )
 
 
 def _along(a, axis, indices):
@@ -64,12 +66,14 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
 def _kth(kth, n, what):
     """Check the static kth (an int or a sequence of ints) against an axis of n elements."""
     if is_tracer(kth):
-        raise UnsupportedError(f"{what}: kth must be a static int or sequence of ints, not a "
-                               f"traced array{where()}")
+        raise UnsupportedError(
+            f"{what}: kth must be a static int or sequence of ints, not a traced array{where()}"
+        )
     ks = np.asarray(kth)
     if ks.ndim > 1:
-        raise ValueError(f"{what}: kth must be an int or a 1-d sequence of ints, got "
-                         f"{ks.ndim}-d{where()}")
+        raise ValueError(
+            f"{what}: kth must be an int or a 1-d sequence of ints, got {ks.ndim}-d{where()}"
+        )
     if ks.dtype == np.dtype(bool):
         raise ValueError(f"{what}: Booleans unacceptable as partition index (kth){where()}")
     if ks.dtype.kind not in "iu":

@@ -22,20 +22,50 @@ from jitc.trace import lax
 
 # CALERF's coefficients (Cody 1969/1993): erf on |x| <= 0.46875, erfc on (0.46875, 4],
 # erfc on (4, inf).
-_A = (3.16112374387056560e0, 1.13864154151050156e2, 3.77485237685302021e2,
-      3.20937758913846947e3, 1.85777706184603153e-1)
-_B = (2.36012909523441209e1, 2.44024637934444173e2, 1.28261652607737228e3,
-      2.84423683343917062e3)
-_C = (5.64188496988670089e-1, 8.88314979438837594e0, 6.61191906371416295e1,
-      2.98635138197400131e2, 8.81952221241769090e2, 1.71204761263407058e3,
-      2.05107837782607147e3, 1.23033935479799725e3, 2.15311535474403846e-8)
-_D = (1.57449261107098347e1, 1.17693950891312499e2, 5.37181101862009858e2,
-      1.62138957456669019e3, 3.29079923573345963e3, 4.36261909014324716e3,
-      3.43936767414372164e3, 1.23033935480374942e3)
-_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
-      1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
-_Q = (2.56852019228982242e0, 1.87295284992346047e0, 5.27905102951428412e-1,
-      6.05183413124413191e-2, 2.33520497626869185e-3)
+_A = (
+    3.16112374387056560e0,
+    1.13864154151050156e2,
+    3.77485237685302021e2,
+    3.20937758913846947e3,
+    1.85777706184603153e-1,
+)
+_B = (2.36012909523441209e1, 2.44024637934444173e2, 1.28261652607737228e3, 2.84423683343917062e3)
+_C = (
+    5.64188496988670089e-1,
+    8.88314979438837594e0,
+    6.61191906371416295e1,
+    2.98635138197400131e2,
+    8.81952221241769090e2,
+    1.71204761263407058e3,
+    2.05107837782607147e3,
+    1.23033935479799725e3,
+    2.15311535474403846e-8,
+)
+_D = (
+    1.57449261107098347e1,
+    1.17693950891312499e2,
+    5.37181101862009858e2,
+    1.62138957456669019e3,
+    3.29079923573345963e3,
+    4.36261909014324716e3,
+    3.43936767414372164e3,
+    1.23033935480374942e3,
+)
+_P = (
+    3.05326634961232344e-1,
+    3.60344899949804439e-1,
+    1.25781726111229246e-1,
+    1.60837851487422766e-2,
+    6.58749161529837803e-4,
+    1.63153871373020978e-2,
+)
+_Q = (
+    2.56852019228982242e0,
+    1.87295284992346047e0,
+    5.27905102951428412e-1,
+    6.05183413124413191e-2,
+    2.33520497626869185e-3,
+)
 _THRESH, _SQRPI = 0.46875, 0.56418958354775628695
 _MAXLOG = 7.09782712893383996843e2  # SciPy's erfc is 0 where x*x exceeds log(DBL_MAX)
 
@@ -74,23 +104,28 @@ def _erfc_positive(y):
 def erf(x):
     y = np.abs(x)
     large = 1.0 - _erfc_positive(np.maximum(y, _THRESH))
-    return np.where(y <= _THRESH, _small(np.where(y <= _THRESH, x, 0.0)),
-                    np.where(x < 0, -large, large))
+    return np.where(
+        y <= _THRESH, _small(np.where(y <= _THRESH, x, 0.0)), np.where(x < 0, -large, large)
+    )
 
 
 def erfc(x):
     y = np.abs(x)
     positive = _erfc_positive(np.maximum(y, _THRESH))
-    return np.where(y <= _THRESH, 1.0 - _small(np.where(y <= _THRESH, x, 0.0)),
-                    np.where(x < 0, 2.0 - positive, positive))
+    return np.where(
+        y <= _THRESH,
+        1.0 - _small(np.where(y <= _THRESH, x, 0.0)),
+        np.where(x < 0, 2.0 - positive, positive),
+    )
 
 
 def ndtr(x):
     """The standard normal CDF, as SciPy: 0.5 + 0.5 erf near 0, from erfc in the tails."""
     z = x * math.sqrt(0.5)
     tail = 0.5 * erfc(np.abs(z))
-    return np.where(np.abs(z) < math.sqrt(0.5), 0.5 + 0.5 * erf(z),
-                    np.where(z > 0, 1.0 - tail, tail))
+    return np.where(
+        np.abs(z) < math.sqrt(0.5), 0.5 + 0.5 * erf(z), np.where(z > 0, 1.0 - tail, tail)
+    )
 
 
 def log_ndtr(x):
@@ -123,12 +158,29 @@ def xlogy(x, y):
     return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
 
 
-_LGAM_A = (8.11614167470508450300e-4, -5.95061904284301438324e-4, 7.93650340457716943945e-4,
-           -2.77777777730099687205e-3, 8.33333333333331927722e-2)
-_LGAM_B = (-1.37825152569120859100e3, -3.88016315134637840924e4, -3.31612992738871184744e5,
-           -1.16237097492762307383e6, -1.72173700820839662146e6, -8.53555664245765465627e5)
-_LGAM_C = (-3.51815701436523470549e2, -1.70642106651881159223e4, -2.20528590553854454839e5,
-           -1.13933444367982507207e6, -2.53252307177582951285e6, -2.01889141433532773231e6)
+_LGAM_A = (
+    8.11614167470508450300e-4,
+    -5.95061904284301438324e-4,
+    7.93650340457716943945e-4,
+    -2.77777777730099687205e-3,
+    8.33333333333331927722e-2,
+)
+_LGAM_B = (
+    -1.37825152569120859100e3,
+    -3.88016315134637840924e4,
+    -3.31612992738871184744e5,
+    -1.16237097492762307383e6,
+    -1.72173700820839662146e6,
+    -8.53555664245765465627e5,
+)
+_LGAM_C = (
+    -3.51815701436523470549e2,
+    -1.70642106651881159223e4,
+    -2.20528590553854454839e5,
+    -1.13933444367982507207e6,
+    -2.53252307177582951285e6,
+    -2.01889141433532773231e6,
+)
 _LS2PI, _LOGPI, _MAXLGM = 0.91893853320467274178, 1.14472988584940017414, 2.556348e305
 
 
@@ -160,8 +212,10 @@ def _gammaln_positive(x):
     q = (big - 0.5) * np.log(big) - big + _LS2PI
     w = 1.0 / (big * big)
     mid = _polevl(w, _LGAM_A) / big
-    far = ((7.9365079365079365079365e-4 * w - 2.7777777777777777777778e-3) * w
-           + 0.0833333333333333333333) / big
+    far = (
+        (7.9365079365079365079365e-4 * w - 2.7777777777777777777778e-3) * w
+        + 0.0833333333333333333333
+    ) / big
     q = np.where(big > 1e8, q, q + np.where(big >= 1000.0, far, mid))
     return np.where(x < 13.0, low, np.where(x > _MAXLGM, np.inf, q))
 
@@ -185,8 +239,16 @@ def gammaln(x):
     return np.where(np.isfinite(x), result, x)
 
 
-_IMPLEMENTATIONS = {"erf": erf, "erfc": erfc, "ndtr": ndtr, "log_ndtr": log_ndtr,
-                    "expit": expit, "logit": logit, "xlogy": xlogy, "gammaln": gammaln}
+_IMPLEMENTATIONS = {
+    "erf": erf,
+    "erfc": erfc,
+    "ndtr": ndtr,
+    "log_ndtr": log_ndtr,
+    "expit": expit,
+    "logit": logit,
+    "xlogy": xlogy,
+    "gammaln": gammaln,
+}
 
 
 def scipy_ufunc(ufunc) -> str | None:
@@ -204,10 +266,12 @@ def apply_special(ufunc, inputs):
     label = scipy_ufunc(ufunc)
     impl = _IMPLEMENTATIONS.get(ufunc.__name__)
     if impl is None:
-        raise UnsupportedError(f"{label} is not supported by jitc (supported: "
-                               f"{', '.join(f'scipy.special.{n}' for n in _IMPLEMENTATIONS)})"
-                               f"{where()}; see the NumPy surface in the README "
-                               "(python -m jitc.numpy_api.surface)")
+        raise UnsupportedError(
+            f"{label} is not supported by jitc (supported: "
+            f"{', '.join(f'scipy.special.{n}' for n in _IMPLEMENTATIONS)})"
+            f"{where()}; see the NumPy surface in the README "
+            "(python -m jitc.numpy_api.surface)"
+        )
     from jitc.numpy_api.complex import refuse_complex
     from jitc.numpy_api.ufuncs import _resolve
 

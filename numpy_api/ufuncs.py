@@ -29,18 +29,47 @@ from jitc.numpy_api.core import (
 )
 from jitc.trace import lax
 
-_UFUNC_ALIASES = {"fabs": "absolute", "degrees": "rad2deg", "radians": "deg2rad",
-                  "float_power": "power", "true_divide": "divide"}
+_UFUNC_ALIASES = {
+    "fabs": "absolute",
+    "degrees": "rad2deg",
+    "radians": "deg2rad",
+    "float_power": "power",
+    "true_divide": "divide",
+}
 _IDENTITY_UFUNCS = {"positive", "conjugate"}
 # Ufuncs with NumPy's complex loops in jitc (np.conj is np.conjugate); others are refused
 # on complex values by name.
-COMPLEX_UFUNCS = frozenset({
-    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive",
-    "square", "absolute", "conjugate", "exp", "log", "sqrt", "equal", "not_equal",
-    "isnan", "isinf", "isfinite", "matmul",
-})
-_REDUCE_METHODS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-                   "logical_and": "all", "logical_or": "any"}
+COMPLEX_UFUNCS = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "true_divide",
+        "negative",
+        "positive",
+        "square",
+        "absolute",
+        "conjugate",
+        "exp",
+        "log",
+        "sqrt",
+        "equal",
+        "not_equal",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "matmul",
+    }
+)
+_REDUCE_METHODS = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+}
 
 
 @functools.cache
@@ -58,8 +87,10 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
     label = scipy_ufunc(ufunc)
     if label:
         if method != "__call__" or kwargs:
-            raise UnsupportedError(f"{label}: .{method} and keyword arguments "
-                                   f"({', '.join(kwargs)}) are not supported by jitc{where()}")
+            raise UnsupportedError(
+                f"{label}: .{method} and keyword arguments "
+                f"({', '.join(kwargs)}) are not supported by jitc{where()}"
+            )
         return apply_special(ufunc, inputs)
     out = kwargs.pop("out", None)
     if method == "at":
@@ -70,10 +101,12 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
         keepdims = kwargs.pop("keepdims", False)
         dtype = kwargs.pop("dtype", None)
         _reject_kwargs(f"np.{name}.reduce", kwargs)
-        result = _REDUCERS[_REDUCE_METHODS[name]](inputs[0], axis, dtype=dtype,
-                                                  keepdims=keepdims)
-        return result if out is None else numpy_writes.write_out(
-            out, result, "unsafe", f"np.{name}.reduce")
+        result = _REDUCERS[_REDUCE_METHODS[name]](inputs[0], axis, dtype=dtype, keepdims=keepdims)
+        return (
+            result
+            if out is None
+            else numpy_writes.write_out(out, result, "unsafe", f"np.{name}.reduce")
+        )
     if method == "accumulate":
         from jitc.numpy_api.scans import accumulate
 
@@ -81,14 +114,19 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
         dtype = kwargs.pop("dtype", None)
         _reject_kwargs(f"np.{name}.accumulate", kwargs)
         result = accumulate(ufunc, inputs[0], axis, dtype)
-        return result if _no_out(out) else numpy_writes.write_out(
-            out, result, "unsafe", f"np.{name}.accumulate")
+        return (
+            result
+            if _no_out(out)
+            else numpy_writes.write_out(out, result, "unsafe", f"np.{name}.accumulate")
+        )
     if method != "__call__":
         raise UnsupportedError(f"np.{name}.{method} is not supported by jitc{where()}")
     mask = kwargs.pop("where", True)
     if mask is not True and out is None:
-        raise UnsupportedError(f"np.{name}: where= without out= leaves the other elements "
-                               f"uninitialized; pass out={where()}")
+        raise UnsupportedError(
+            f"np.{name}: where= without out= leaves the other elements "
+            f"uninitialized; pass out={where()}"
+        )
     if name == "matmul":
         _reject_kwargs("np.matmul", kwargs)
         result = matmul(*inputs)
@@ -102,8 +140,10 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
         dtype = kwargs.pop("dtype", None)
         _reject_kwargs(f"np.{name}", kwargs)
         if dtype is not None:
-            inputs = [lift(find_ctx(inputs), x, check_supported(dtype, f"np.{name} dtype="))
-                      for x in inputs]
+            inputs = [
+                lift(find_ctx(inputs), x, check_supported(dtype, f"np.{name} dtype="))
+                for x in inputs
+            ]
         result = apply_ufunc(ufunc, inputs)
     if _no_out(out):
         return result
@@ -136,17 +176,34 @@ def apply_operator(ufunc, inputs):
     base, exponent = (inputs + (None,))[:2]
     if ufunc is np.power and is_tracer(base) and base.scalar:
         return apply_ufunc(ufunc, inputs, weak_result=True, sqrt_fast_path=False)
-    if (ufunc is np.power and type(exponent) is int and exponent == 2 and is_tracer(base)
-            and base.dtype == np.dtype(bool) and not base.scalar):
+    if (
+        ufunc is np.power
+        and type(exponent) is int
+        and exponent == 2
+        and is_tracer(base)
+        and base.dtype == np.dtype(bool)
+        and not base.scalar
+    ):
         return apply_ufunc(np.square, (base,))  # NumPy's x ** 2 fast path: int8 for bools
     return apply_ufunc(ufunc, inputs, weak_result=True)
 
 
 # Python operators that treat a bool as the int 0/1 (NumPy's bool loops would not).
-_PYTHON_INT_ARITHMETIC = frozenset({
-    np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder,
-    np.power, np.negative, np.positive, np.absolute, np.invert,
-})
+_PYTHON_INT_ARITHMETIC = frozenset(
+    {
+        np.add,
+        np.subtract,
+        np.multiply,
+        np.true_divide,
+        np.floor_divide,
+        np.remainder,
+        np.power,
+        np.negative,
+        np.positive,
+        np.absolute,
+        np.invert,
+    }
+)
 
 
 def _is_python_value(x) -> bool:
@@ -158,8 +215,9 @@ def _bool_as_python_int(x):
     if type(x) is bool:
         return int(x)
     if is_tracer(x) and x.dtype.kind == "b":
-        return _tracer_type()(x.ctx, lax.convert(x, np.dtype(np.int64)).node, weak=True,
-                              scalar=True)
+        return _tracer_type()(
+            x.ctx, lax.convert(x, np.dtype(np.int64)).node, weak=True, scalar=True
+        )
     return x
 
 
@@ -177,7 +235,7 @@ def _loop_dtypes(ufunc, keys):
     0 and 1)."""
     loop = _resolve(ufunc, keys)
     half = np.dtype(np.float16)
-    if half in loop[: ufunc.nin] and half not in loop[ufunc.nin:]:
+    if half in loop[: ufunc.nin] and half not in loop[ufunc.nin :]:
         loop = tuple(np.dtype(np.float32) if d == half else d for d in loop)
     for d in loop:
         check_supported(d, f"np.{ufunc.__name__} on {', '.join(str(k) for k in keys)}")
@@ -221,8 +279,7 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
         out = lax.conjugate(operands[0])
     elif prim in _IDENTITY_UFUNCS:
         out = operands[0]
-    elif (name == "power" and sqrt_fast_path and loop[0].kind == "f"
-          and _is_static_half(inputs[1])):
+    elif name == "power" and sqrt_fast_path and loop[0].kind == "f" and _is_static_half(inputs[1]):
         # NumPy's float power loop computes x ** 0.5 with a scalar (stride-0) exponent as
         # sqrt(x): nan at -inf and -0.0 at -0.0, where pow gives inf and 0.0. A NumPy
         # scalar base (scalar math, `s ** 0.5`) uses pow.
@@ -234,8 +291,14 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
     return _tracer_type()(ctx, out.node, weak=weak, scalar=(len(shape) == 0))
 
 
-_PY_COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
-               "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge}
+_PY_COMPARE = {
+    "equal": operator.eq,
+    "not_equal": operator.ne,
+    "less": operator.lt,
+    "less_equal": operator.le,
+    "greater": operator.gt,
+    "greater_equal": operator.ge,
+}
 
 
 def _integer_compare(ctx, prim, inputs, loop, shape):
@@ -269,8 +332,7 @@ def _integer_compare(ctx, prim, inputs, loop, shape):
         return lax.select(neg, lax.full(ctx, shape, when_neg, np.dtype(bool)), same)
     if a.weak != b.weak:  # a Python int argument against a narrower array: in int64
         wide = np.dtype(np.int64)
-        return lax.emit(ctx, prim, [lax.broadcast_to(lax.convert(x, wide), shape)
-                                    for x in inputs])
+        return lax.emit(ctx, prim, [lax.broadcast_to(lax.convert(x, wide), shape) for x in inputs])
     return None
 
 
@@ -279,15 +341,13 @@ def _broadcast_shapes(*shapes):
     return np.broadcast_shapes(*shapes)
 
 
-
-
-
 @implements(np.where)
 def where_(condition, x=None, y=None):
     if x is None and y is None:
         raise UnsupportedError(
             f"np.where(cond) with one argument has a data-dependent shape; jitc supports "
-            f"np.where(cond, x, y){where()}")
+            f"np.where(cond, x, y){where()}"
+        )
     ctx = find_ctx([condition, x, y])
     cond = _truth(lift(ctx, condition))
     dt = result_type(x, y)
@@ -296,16 +356,21 @@ def where_(condition, x=None, y=None):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ShapeError(f"np.where: operands could not be broadcast together with shapes "
-                         f"{' '.join(map(str, shapes))}{where()}") from None
-    t, f = (lax.broadcast_to(lift(ctx, v, dt) if not is_tracer(v) else lax.convert(v, dt),
-                             shape) for v in (x, y))
+        raise ShapeError(
+            f"np.where: operands could not be broadcast together with shapes "
+            f"{' '.join(map(str, shapes))}{where()}"
+        ) from None
+    t, f = (
+        lax.broadcast_to(lift(ctx, v, dt) if not is_tracer(v) else lax.convert(v, dt), shape)
+        for v in (x, y)
+    )
     return lax.select(lax.broadcast_to(cond, shape), t, f)
 
 
 @implements(np.clip)
-def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
-         max=np._NoValue, **kwargs):
+def clip(
+    a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs
+):
     lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
     hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
     _reject_kwargs("np.clip", kwargs)
@@ -350,8 +415,11 @@ def astype(a, dtype):
     dtype = check_supported(dtype, "astype target")
     if a.dtype.kind == "c" and dtype.kind not in "cb":  # to bool: z != 0, no warning
         # NumPy's cast keeps the real part and warns (at trace time here, once per trace)
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      np.exceptions.ComplexWarning, stacklevel=_user_stacklevel())
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            np.exceptions.ComplexWarning,
+            stacklevel=_user_stacklevel(),
+        )
         a = lax.real(a)
     t = lax.convert(a, dtype)
     from jitc.trace.tracer import Tracer
@@ -360,6 +428,7 @@ def astype(a, dtype):
 
 
 if hasattr(np, "astype"):  # NumPy >= 2.1, the Array API's astype
+
     @implements(np.astype)
     def astype_function(x, dtype, /, *, copy=True, device=None):
         if device not in (None, "cpu"):

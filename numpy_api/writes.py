@@ -62,19 +62,22 @@ def write_out(out, result, casting, what, ufunc=None, mask=True):
     except ValueError:
         shape = None
     if shape != dest.shape:
-        raise ShapeError(f"{what}: non-broadcastable output operand with shape {dest.shape} "
-                         f"doesn't match the broadcast shape {value.shape}{where()}")
+        raise ShapeError(
+            f"{what}: non-broadcastable output operand with shape {dest.shape} "
+            f"doesn't match the broadcast shape {value.shape}{where()}"
+        )
     if not np.can_cast(value.dtype, dest.dtype, casting):
         if ufunc is not None:
             raise CastingError(ufunc, value.dtype, dest.dtype, casting)
-        raise TypeError(f"{what}: cannot cast {value.dtype} to {dest.dtype} according to the "
-                        f"rule {casting!r}{where()}")
+        raise TypeError(
+            f"{what}: cannot cast {value.dtype} to {dest.dtype} according to the "
+            f"rule {casting!r}{where()}"
+        )
     value = lax.broadcast_to(lax.convert(value, dest.dtype), dest.shape)
     if mask is not True:
         cond = lift(ctx, mask)
         if cond.dtype != np.dtype(bool):
-            raise TypeError(f"{what}: where= must be a boolean array, got {cond.dtype}"
-                            f"{where()}")
+            raise TypeError(f"{what}: where= must be a boolean array, got {cond.dtype}{where()}")
         value = lax.select(lax.broadcast_to(cond, dest.shape), value, dest)
     assign(dest, value)
     return out[0] if isinstance(out, tuple) else out
@@ -105,13 +108,17 @@ def _flat_indices(ctx, arr_shape, indices, axis):
     else:
         idx = lift(ctx, np.asarray(indices, dtype=np.int64))
     if idx.ndim != len(arr_shape):
-        raise ValueError(f"np.put_along_axis: indices must have as many dimensions as arr "
-                         f"({len(arr_shape)}), got {idx.ndim}{where()}")
+        raise ValueError(
+            f"np.put_along_axis: indices must have as many dimensions as arr "
+            f"({len(arr_shape)}), got {idx.ndim}{where()}"
+        )
     try:
         shape = np.broadcast_shapes(idx.shape, other)
     except ValueError:
-        raise ShapeError(f"np.put_along_axis: indices of shape {idx.shape} do not broadcast "
-                         f"against {arr_shape}{where()}") from None
+        raise ShapeError(
+            f"np.put_along_axis: indices of shape {idx.shape} do not broadcast "
+            f"against {arr_shape}{where()}"
+        ) from None
     idx = lax.broadcast_to(idx, shape)
     n = arr_shape[axis]
     idx = lax.select(apply_ufunc(np.less, (idx, 0)), apply_ufunc(np.add, (idx, n)), idx)
@@ -135,8 +142,9 @@ def put_along_axis(arr, indices, values, axis):
     flat_idx, shape = _flat_indices(ctx, dest.shape, indices, axis)
     value = lax.broadcast_to(lax.convert(lift(ctx, values), dest.dtype), shape)
     flat = dest.reshape(-1)  # a view: the scatter writes through it into arr
-    new = lax.emit(ctx, "scatter", [flat, flat_idx, lax.reshape(value, (value.size,))],
-                   axis=0, mode="set")
+    new = lax.emit(
+        ctx, "scatter", [flat, flat_idx, lax.reshape(value, (value.size,))], axis=0, mode="set"
+    )
     assign(flat, new)
 
 
@@ -146,26 +154,30 @@ def ufunc_at(ufunc, a, indices, b=None):
 
     name = ufunc.__name__
     if ufunc.nin != 2 or b is None:
-        raise UnsupportedError(f"np.{name}.at is supported for binary ufuncs with b given"
-                               f"{where()}")
+        raise UnsupportedError(f"np.{name}.at is supported for binary ufuncs with b given{where()}")
     ctx = find_ctx([a, indices, b])
     dest = _destination(ctx, a, f"np.{name}.at")
-    if isinstance(indices, tuple) or (not is_tracer(indices) and
-                                      np.asarray(indices).dtype == np.dtype(bool)):
-        raise UnsupportedError(f"np.{name}.at: only one integer index array (along axis 0) "
-                               f"is supported{where()}")
+    if isinstance(indices, tuple) or (
+        not is_tracer(indices) and np.asarray(indices).dtype == np.dtype(bool)
+    ):
+        raise UnsupportedError(
+            f"np.{name}.at: only one integer index array (along axis 0) is supported{where()}"
+        )
     idx = normalized_index(ctx, indices, dest.shape[0] if dest.ndim else 0, 0)
     loop = _loop_dtypes(ufunc, (_dtype_key(dest), _dtype_key(b)))
     if loop[2] != dest.dtype or loop[1] != loop[2]:
-        raise UnsupportedError(f"np.{name}.at of {_dtype_key(b)} values into a {dest.dtype} "
-                               f"array (NumPy casts after every step){where()}")
+        raise UnsupportedError(
+            f"np.{name}.at of {_dtype_key(b)} values into a {dest.dtype} "
+            f"array (NumPy casts after every step){where()}"
+        )
     shape = idx.shape + dest.shape[1:]
     value = lift(ctx, b, dest.dtype) if not is_tracer(b) else lax.convert(b, dest.dtype)
     try:
         value = lax.broadcast_to(value, shape)
     except ShapeError:
-        raise ShapeError(f"np.{name}.at: values of shape {_shape(b)} do not broadcast to "
-                         f"{shape}{where()}") from None
+        raise ShapeError(
+            f"np.{name}.at: values of shape {_shape(b)} do not broadcast to {shape}{where()}"
+        ) from None
     from jitc.numpy_api.ufuncs import _UFUNC_ALIASES
 
     mode = _UFUNC_ALIASES.get(name, name)

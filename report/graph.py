@@ -45,17 +45,22 @@ class _Dot:
     def __init__(self, graph, table: list[Kernel]):
         self.graph, self.table = graph, table
         self.ids: dict = {}  # (graph id, node) -> dot node id
-        self.lines = [f"digraph {_q(graph.name)} {{", "  rankdir=TB; compound=true;",
-                      '  node [shape=box, fontname="monospace", fontsize=10, style=filled, '
-                      'fillcolor="#ffffff"];',
-                      '  edge [fontname="sans-serif", fontsize=9, color="#666666"];']
+        self.lines = [
+            f"digraph {_q(graph.name)} {{",
+            "  rankdir=TB; compound=true;",
+            '  node [shape=box, fontname="monospace", fontsize=10, style=filled, '
+            'fillcolor="#ffffff"];',
+            '  edge [fontname="sans-serif", fontsize=9, color="#666666"];',
+        ]
 
     def node(self, m, owner, indent):
         nid = f"op{len(self.ids)}"
         self.ids[(id(owner), m)] = nid
         shape = FREE_SHAPES.get(m.op, "box")
-        self.lines.append(f"{indent}{nid} [id={_q(nid)}, label={_q(_op_label(m))}, "
-                          f"shape={shape}, tooltip={_q(_tooltip(m))}];")
+        self.lines.append(
+            f"{indent}{nid} [id={_q(nid)}, label={_q(_op_label(m))}, "
+            f"shape={shape}, tooltip={_q(_tooltip(m))}];"
+        )
         return nid
 
     def body(self, sub, indent, skip=()):
@@ -65,14 +70,17 @@ class _Dot:
             self.node(m, sub, indent)
             for o in m.operands:
                 if (id(sub), o) in self.ids:
-                    self.lines.append(f"{indent}{self.ids[(id(sub), o)]} -> "
-                                      f"{self.ids[(id(sub), m)]};")
+                    self.lines.append(
+                        f"{indent}{self.ids[(id(sub), o)]} -> {self.ids[(id(sub), m)]};"
+                    )
 
     def cluster(self, name, indent, color):
         self.lines.append(f"{indent}subgraph {_q('cluster_' + name)} {{")
-        self.lines.append(f"{indent}  id={_q('kernel_' + name)}; label={_q(name)}; "
-                          f'style="rounded,filled"; '
-                          f'fillcolor="{color}"; fontname="monospace";')
+        self.lines.append(
+            f"{indent}  id={_q('kernel_' + name)}; label={_q(name)}; "
+            f'style="rounded,filled"; '
+            f'fillcolor="{color}"; fontname="monospace";'
+        )
 
     def build(self) -> str:
         by_node: dict = {}
@@ -97,8 +105,10 @@ class _Dot:
                 if dot is not None:
                     for m in n.subgraph.nodes:
                         if dot in m.operands:
-                            self.lines.append(f"    {self.ids[(id(n.subgraph), dot)]} -> "
-                                              f"{self.ids[(id(n.subgraph), m)]};")
+                            self.lines.append(
+                                f"    {self.ids[(id(n.subgraph), dot)]} -> "
+                                f"{self.ids[(id(n.subgraph), m)]};"
+                            )
             self.lines.append("  }")
         self.edges()
         self.lines.append("}")
@@ -125,14 +135,19 @@ class _Dot:
             labelled[(v, c)] = f"{_bytes(nbytes)}: " + "\\n".join(textwrap.wrap(why, 36))
         for c in self.graph.nodes:
             for v in dict.fromkeys(c.operands):
-                src = self._out(v) if v.subgraph is not None else self.ids.get(
-                    (id(self.graph), v))
+                src = self._out(v) if v.subgraph is not None else self.ids.get((id(self.graph), v))
                 dst = self._in(c, v)
                 if src is None or dst is None:
                     continue
                 label = labelled.get((v, c))
-                attrs = (f' [label={_q(label)}, color="#c0392b", fontcolor="#c0392b", '
-                         f'class="boundary"]') if label else ""
+                attrs = (
+                    (
+                        f' [label={_q(label)}, color="#c0392b", fontcolor="#c0392b", '
+                        f'class="boundary"]'
+                    )
+                    if label
+                    else ""
+                )
                 self.lines.append(f"  {src} -> {dst}{attrs};")
 
 
@@ -145,13 +160,19 @@ def render(graph, table: list[Kernel]) -> tuple[str, str]:
     source = dot_source(graph, table)
     exe = shutil.which("dot")
     if exe is not None:
-        done = subprocess.run([exe, "-Tsvg"], input=source, capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run(
+            [exe, "-Tsvg"], input=source, capture_output=True, text=True, timeout=120
+        )
         if done.returncode == 0:
-            svg = done.stdout[done.stdout.index("<svg"):]
-            svg = re.sub(r'<g id="kernel_([^"]+)" class="cluster">',
-                         lambda m: f'<g id="kernel_{m.group(1)}" class="cluster kernel" '
-                                   f'data-kernel="{m.group(1)}">', svg)
+            svg = done.stdout[done.stdout.index("<svg") :]
+            svg = re.sub(
+                r'<g id="kernel_([^"]+)" class="cluster">',
+                lambda m: (
+                    f'<g id="kernel_{m.group(1)}" class="cluster kernel" '
+                    f'data-kernel="{m.group(1)}">'
+                ),
+                svg,
+            )
             return svg, "graphviz"
     return _listing(graph, table), "list"
 
@@ -159,21 +180,34 @@ def render(graph, table: list[Kernel]) -> tuple[str, str]:
 def _listing(graph, table: list[Kernel]) -> str:
     """The readable fallback without Graphviz: a box per kernel with its ops, then the edges
     fusion left in memory."""
-    parts = ['<p class="note">Graphviz (<code>dot</code>) is not installed: the kernels are '
-             'listed instead of drawn.</p><div class="kernel-list">']
+    parts = [
+        '<p class="note">Graphviz (<code>dot</code>) is not installed: the kernels are '
+        'listed instead of drawn.</p><div class="kernel-list">'
+    ]
     for k in table:
         body = k.node.subgraph.nodes if k.node.subgraph is not None else [k.node]
-        ops = "".join(f'<li title="{html.escape(_tooltip(m))}">{html.escape(_op_label(m))}</li>'
-                      .replace("\\n", " ") for m in body if m.op != "parameter")
-        parts.append(f'<div class="kernel" data-kernel="{html.escape(k.name)}">'
-                     f'<b>{html.escape(k.name)}</b> <span>{html.escape(k.where)}</span>'
-                     f'<ul>{ops}</ul></div>')
-    parts.append('</div><table class="edges"><tr><th>value</th><th>read by</th>'
-                 '<th>bytes</th><th>why not fused</th></tr>')
+        ops = "".join(
+            f'<li title="{html.escape(_tooltip(m))}">{html.escape(_op_label(m))}</li>'.replace(
+                "\\n", " "
+            )
+            for m in body
+            if m.op != "parameter"
+        )
+        parts.append(
+            f'<div class="kernel" data-kernel="{html.escape(k.name)}">'
+            f"<b>{html.escape(k.name)}</b> <span>{html.escape(k.where)}</span>"
+            f"<ul>{ops}</ul></div>"
+        )
+    parts.append(
+        '</div><table class="edges"><tr><th>value</th><th>read by</th>'
+        "<th>bytes</th><th>why not fused</th></tr>"
+    )
     index = {n: i for i, n in enumerate(graph.nodes)}
     for v, c, why, nbytes in boundaries(graph):
-        parts.append(f"<tr><td>%{index[v]} {html.escape(v.type_str())}</td>"
-                     f"<td>%{index[c]} {html.escape(c.op)}</td><td>{nbytes:,}</td>"
-                     f"<td>{html.escape(why)}</td></tr>")
+        parts.append(
+            f"<tr><td>%{index[v]} {html.escape(v.type_str())}</td>"
+            f"<td>%{index[c]} {html.escape(c.op)}</td><td>{nbytes:,}</td>"
+            f"<td>{html.escape(why)}</td></tr>"
+        )
     parts.append("</table>")
     return "".join(parts)

@@ -29,15 +29,13 @@ class Kernel:
 
 def _dot_flops(dot: Node) -> int:
     lhs = dot.operands[0]
-    contracted = int(np.prod([lhs.shape[d] for d in dot.attrs["lhs_contracting"]],
-                             dtype=np.int64))
+    contracted = int(np.prod([lhs.shape[d] for d in dot.attrs["lhs_contracting"]], dtype=np.int64))
     return 2 * int(np.prod(dot.shape, dtype=np.int64)) * contracted
 
 
 def _written(n: Node) -> int:
     if n.tuple_types is not None:
-        return sum(int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize
-                   for s, d in n.tuple_types)
+        return sum(int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize for s, d in n.tuple_types)
     return n.nbytes
 
 
@@ -60,16 +58,35 @@ def kernels(graph) -> list[Kernel]:
         if name.endswith(".dot"):  # the library call of a dot fusion
             params = dict(zip(n.subgraph.params, n.operands))
             read = sum(params[o].nbytes if o in params else o.nbytes for o in dot.operands)
-            out.append(Kernel(name, n, read, dot.nbytes, _dot_flops(dot), _where(dot),
-                              "dot_general"))
+            out.append(
+                Kernel(name, n, read, dot.nbytes, _dot_flops(dot), _where(dot), "dot_general")
+            )
             continue
         if n.op == "fusion" and n.attrs.get("kind") == "dot":  # its epilogue
             epilogue = [m for m in body if m is not dot]
-            out.append(Kernel(name, n, read - _reads_of(n, dot) + dot.nbytes, _written(n),
-                              None, _where(n), _summary(epilogue)))
+            out.append(
+                Kernel(
+                    name,
+                    n,
+                    read - _reads_of(n, dot) + dot.nbytes,
+                    _written(n),
+                    None,
+                    _where(n),
+                    _summary(epilogue),
+                )
+            )
             continue
-        out.append(Kernel(name, n, read, _written(n), _dot_flops(dot) if dot else None,
-                          _where(n), _summary(body)))
+        out.append(
+            Kernel(
+                name,
+                n,
+                read,
+                _written(n),
+                _dot_flops(dot) if dot else None,
+                _where(n),
+                _summary(body),
+            )
+        )
     return out
 
 

@@ -113,78 +113,118 @@ def time_section(timing: dict | None, note: str | None = None) -> str:
     if top is not None and top["ns"]:
         share = 100 * top["ns"] / total if total else 0
         bw = top["bw_share"]
-        bw = ("" if bw is None else f" at {bw:.0f}% of copy bandwidth" if bw <= 100 else
-              f" at {bw / 100:.1f}x the copy bandwidth (its data stays in cache)")
+        bw = (
+            ""
+            if bw is None
+            else f" at {bw:.0f}% of copy bandwidth"
+            if bw <= 100
+            else f" at {bw / 100:.1f}x the copy bandwidth (its data stays in cache)"
+        )
         if top["gflops"] is not None:  # a dot: its rate is arithmetic, not bytes
-            bw = f" at {top['gflops']:.1f} GFLOP/s ({bw.strip()})" if bw else \
-                f" at {top['gflops']:.1f} GFLOP/s"
-        out.append(f"<p class='headline'><b>{html.escape(top['name'])}</b> "
-                   f"({html.escape(top['summary_short'])}) takes {share:.0f}% of the kernels' time"
-                   f"{bw}.</p>")
-    out.append(f"<p>A call takes {timing['call_ns'] / 1e3:,.1f} µs (median of "
-               f"{timing['calls']} calls on seeded random inputs). Timed launch by launch, a "
-               f"call takes {timing['profiled_ns'] / 1e3:,.1f} µs, of which the kernels take "
-               f"{timing['kernel_ns'] / 1e3:,.1f} µs (medians of the same calls); the rest is "
-               f"the Python call: argument checks, result allocation, and the timing itself. "
-               f"Each kernel's row is its median launch. This machine copies at "
-               f"{timing['copy_gbs']:.1f} GB/s (NumPy's copy of 64 MB, read + write).</p>")
-    out.append("<table id='time-table'><tr><th class='l'>kernel</th><th class='l'>ops</th>"
-               "<th class='l'>source</th><th>time µs</th><th>share</th><th>read</th>"
-               "<th>written</th><th>GB/s</th><th>of copy bw</th><th>GFLOP/s</th></tr>")
+            bw = (
+                f" at {top['gflops']:.1f} GFLOP/s ({bw.strip()})"
+                if bw
+                else f" at {top['gflops']:.1f} GFLOP/s"
+            )
+        out.append(
+            f"<p class='headline'><b>{html.escape(top['name'])}</b> "
+            f"({html.escape(top['summary_short'])}) takes {share:.0f}% of the kernels' time"
+            f"{bw}.</p>"
+        )
+    out.append(
+        f"<p>A call takes {timing['call_ns'] / 1e3:,.1f} µs (median of "
+        f"{timing['calls']} calls on seeded random inputs). Timed launch by launch, a "
+        f"call takes {timing['profiled_ns'] / 1e3:,.1f} µs, of which the kernels take "
+        f"{timing['kernel_ns'] / 1e3:,.1f} µs (medians of the same calls); the rest is "
+        f"the Python call: argument checks, result allocation, and the timing itself. "
+        f"Each kernel's row is its median launch. This machine copies at "
+        f"{timing['copy_gbs']:.1f} GB/s (NumPy's copy of 64 MB, read + write).</p>"
+    )
+    out.append(
+        "<table id='time-table'><tr><th class='l'>kernel</th><th class='l'>ops</th>"
+        "<th class='l'>source</th><th>time µs</th><th>share</th><th>read</th>"
+        "<th>written</th><th>GB/s</th><th>of copy bw</th><th>GFLOP/s</th></tr>"
+    )
     for r in rows:
         if r["inside"]:
             t = f"<td colspan=2>runs in {html.escape(r['inside'])}'s launch</td>"
         else:
-            t = (f"<td>{r['ns'] / 1e3:,.2f}</td>"
-                 f"<td>{100 * r['ns'] / total if total else 0:.1f}%</td>")
+            t = (
+                f"<td>{r['ns'] / 1e3:,.2f}</td>"
+                f"<td>{100 * r['ns'] / total if total else 0:.1f}%</td>"
+            )
         gbs = f"{r['gbs']:.1f}" if r["gbs"] is not None else ""
         share = f"{r['bw_share']:.0f}%" if r["bw_share"] is not None else ""
         flops = f"{r['gflops']:.1f}" if r["gflops"] is not None else ""
-        out.append(f"<tr data-kernel-time='{html.escape(r['name'])}'>"
-                   f"<td class='l mono'>{html.escape(r['name'])}</td>"
-                   f"<td class='l'>{html.escape(r['summary'])}</td>"
-                   f"<td class='l mono'>{html.escape(r['where'])}</td>{t}"
-                   f"<td>{_mb(r['read'])}</td><td>{_mb(r['written'])}</td><td>{gbs}</td>"
-                   f"<td>{share}</td><td>{flops}</td></tr>")
+        out.append(
+            f"<tr data-kernel-time='{html.escape(r['name'])}'>"
+            f"<td class='l mono'>{html.escape(r['name'])}</td>"
+            f"<td class='l'>{html.escape(r['summary'])}</td>"
+            f"<td class='l mono'>{html.escape(r['where'])}</td>{t}"
+            f"<td>{_mb(r['read'])}</td><td>{_mb(r['written'])}</td><td>{gbs}</td>"
+            f"<td>{share}</td><td>{flops}</td></tr>"
+        )
     out.append("</table>")
     return "".join(out)
 
 
 def size_section(size: dict | None) -> str:
     if size is None:
-        return ("<p class='note'>A size treemap is drawn for an artifact that "
-                "<code>jitc aot</code> wrote: <code>jitc report build/NAME</code>.</p>")
+        return (
+            "<p class='note'>A size treemap is drawn for an artifact that "
+            "<code>jitc aot</code> wrote: <code>jitc report build/NAME</code>.</p>"
+        )
     r = size["report"]
-    parts = [f"<p>The object file <code>{html.escape(r['name'])}.o</code> holds "
-             f"{r['object_bytes']:,} bytes ({_mb(r['object_bytes'])}), as "
-             f"<code>jitc size</code> prints; the treemap splits them.</p>"]
+    parts = [
+        f"<p>The object file <code>{html.escape(r['name'])}.o</code> holds "
+        f"{r['object_bytes']:,} bytes ({_mb(r['object_bytes'])}), as "
+        f"<code>jitc size</code> prints; the treemap splits them.</p>"
+    ]
     if size.get("max_bytes"):
         used = r["object_bytes"] / size["max_bytes"]
-        parts.append(f"<p>Budget <code>--max-bytes {size['max_bytes']:,}</code>: "
-                     f"{100 * used:.1f}% used.</p><div class='budget' "
-                     f"title='object bytes against the budget'><span style='width:"
-                     f"{min(100.0, 100 * used):.2f}%'></span></div>")
-    parts.append("<div class='beside'><div id='treemap'></div><table><tr><th class='l'>"
-                 "beside the object</th><th>bytes</th></tr>")
+        parts.append(
+            f"<p>Budget <code>--max-bytes {size['max_bytes']:,}</code>: "
+            f"{100 * used:.1f}% used.</p><div class='budget' "
+            f"title='object bytes against the budget'><span style='width:"
+            f"{min(100.0, 100 * used):.2f}%'></span></div>"
+        )
+    parts.append(
+        "<div class='beside'><div id='treemap'></div><table><tr><th class='l'>"
+        "beside the object</th><th>bytes</th></tr>"
+    )
     for label, n in size["beside"]:
         parts.append(f"<tr><td class='l'>{html.escape(label)}</td><td>{n:,}</td></tr>")
     parts.append("</table></div>")
     return "".join(parts)
 
 
-def html_page(title: str, subtitle: str, graph_html: str, drawn_by: str | None,
-              size: dict | None, timing: dict | None, time_note: str | None = None) -> str:
+def html_page(
+    title: str,
+    subtitle: str,
+    graph_html: str,
+    drawn_by: str | None,
+    size: dict | None,
+    timing: dict | None,
+    time_note: str | None = None,
+) -> str:
     """The page; `drawn_by` None: `graph_html` is a note, there is no graph to draw."""
     name, version, license_, js, _ = D3_HIERARCHY
     tree = json.dumps(size["tree"] if size else None).replace("</", "<\\/")
-    how = ("laid out by Graphviz <code>dot</code>" if drawn_by == "graphviz"
-           else "listed (Graphviz not installed)")
-    graph_note = "" if drawn_by is None else f"""<p class="note">Each blue box is a kernel, \
+    how = (
+        "laid out by Graphviz <code>dot</code>"
+        if drawn_by == "graphviz"
+        else "listed (Graphviz not installed)"
+    )
+    graph_note = (
+        ""
+        if drawn_by is None
+        else f"""<p class="note">Each blue box is a kernel, \
 {how}. Hover or click an op for its shape, dtype and source line; red edges are values fusion \
 left in memory, with their bytes and why. The graph fits the page's width; scroll it \
 sideways or zoom in with the buttons.</p>
 <p class="zoom"><button data-zoom="1">fit width</button> <button data-zoom="2">2x</button> \
 <button data-zoom="4">4x</button></p>"""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <script>{ERRORS_FIRST}</script><style>{STYLE}</style></head>

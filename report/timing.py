@@ -55,10 +55,13 @@ def time_kernels(executable, min_seconds: float = 0.2, max_calls: int = 200) -> 
         profiled.append(time.perf_counter_ns() - start)
         per_launch.append([end - begin for _, begin, end in spans])
     launches = np.array(per_launch, dtype=np.float64).reshape(len(calls), -1)
-    return {"calls": len(calls), "call_ns": float(np.median(calls)),
-            "profiled_ns": float(np.median(profiled)),
-            "kernel_ns": float(np.median(launches.sum(axis=1))),
-            "launch_ns": [float(v) for v in np.median(launches, axis=0)]}
+    return {
+        "calls": len(calls),
+        "call_ns": float(np.median(calls)),
+        "profiled_ns": float(np.median(profiled)),
+        "kernel_ns": float(np.median(launches.sum(axis=1))),
+        "launch_ns": [float(v) for v in np.median(launches, axis=0)],
+    }
 
 
 def _repeat(call, min_seconds: float, max_calls: int) -> list[int]:

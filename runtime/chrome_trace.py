@@ -33,14 +33,17 @@ def traced_call(compiled, leaves):
     if profiled is None:
         result = compiled.run(executable, arrays, captured, leaves)
     else:
+
         def run(*arrays):
             outs, launched = profiled(*arrays)
             spans.extend(launched)
             return outs
+
         result = compiled.run(run, arrays, captured, leaves)
     end = time.perf_counter_ns()
-    _record(compiled.name, compiled.backend, start, end, spans,
-            _launch_names(compiled) if spans else {})
+    _record(
+        compiled.name, compiled.backend, start, end, spans, _launch_names(compiled) if spans else {}
+    )
     return result
 
 
@@ -63,21 +66,40 @@ def _launch_names(compiled) -> dict:
             for i in by_name[k.inside].runs:
                 name, nbytes = names[i]
                 names[i] = (f"{name} + {k.name}", nbytes + k.bytes_read + k.bytes_written)
-    return {i: (" | ".join(names[k][0] for k in members),
-                sum(names[k][1] for k in members))
-            for i, members in enumerate(executable.launch_kernels)}
+    return {
+        i: (" | ".join(names[k][0] for k in members), sum(names[k][1] for k in members))
+        for i, members in enumerate(executable.launch_kernels)
+    }
 
 
 def _record(name, backend, start, end, spans, names):
     pid, tid = os.getpid(), threading.get_native_id()
-    events = [{"name": name, "cat": "call", "ph": "X", "ts": start / 1e3,
-               "dur": (end - start) / 1e3, "pid": pid, "tid": tid,
-               "args": {"backend": backend}}]
+    events = [
+        {
+            "name": name,
+            "cat": "call",
+            "ph": "X",
+            "ts": start / 1e3,
+            "dur": (end - start) / 1e3,
+            "pid": pid,
+            "tid": tid,
+            "args": {"backend": backend},
+        }
+    ]
     for i, begin, finish in spans:
         kernel, nbytes = names.get(i, (f"launch {i}", 0))
-        events.append({"name": kernel, "cat": "kernel", "ph": "X", "ts": begin / 1e3,
-                       "dur": (finish - begin) / 1e3, "pid": pid, "tid": tid,
-                       "args": {"bytes": nbytes, "function": name}})
+        events.append(
+            {
+                "name": kernel,
+                "cat": "kernel",
+                "ph": "X",
+                "ts": begin / 1e3,
+                "dur": (finish - begin) / 1e3,
+                "pid": pid,
+                "tid": tid,
+                "args": {"bytes": nbytes, "function": name},
+            }
+        )
     with _lock:
         if not _events:
             atexit.register(flush)

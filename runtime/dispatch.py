@@ -128,10 +128,17 @@ class HostCalls(Wrapped):
                 reason = "first call"
             else:
                 last = list(self._signatures.values())[-1]
-                changed = [f"{n}: {last.get(n, 'absent')} -> {d}" for n, d in described.items()
-                           if last.get(n) != d]
+                changed = [
+                    f"{n}: {last.get(n, 'absent')} -> {d}"
+                    for n, d in described.items()
+                    if last.get(n) != d
+                ]
                 changed += [f"{n}: {d} -> absent" for n, d in last.items() if n not in described]
                 reason = "new " + "; ".join(changed) if changed else "new argument structure"
-            log.info("compiling %s for %s (%s)", self.function.name, ", ".join(
-                f"{n}={d}" for n, d in described.items()), reason)
+            log.info(
+                "compiling %s for %s (%s)",
+                self.function.name,
+                ", ".join(f"{n}={d}" for n, d in described.items()),
+                reason,
+            )
         self._signatures[key] = described

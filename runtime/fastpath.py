@@ -53,15 +53,17 @@ class _Gen:
         elif kind == "dict":
             keys, defs = treedef[1], treedef[2]
             # the same keys in the same order: the function may iterate the dict
-            self.checks.append(f"type({expr}) is dict and tuple({expr}) == "
-                               f"{self.bind(tuple(keys))}")
+            self.checks.append(
+                f"type({expr}) is dict and tuple({expr}) == {self.bind(tuple(keys))}"
+            )
             for k, d in zip(keys, defs):
                 self.arg(f"{expr}[{k!r}]", d, arg_types)
         else:
             container = {"tuple": tuple, "list": list}.get(kind, kind)
             defs = treedef[1]
-            self.checks.append(f"type({expr}) is {self.bind(container)} and "
-                               f"len({expr}) == {len(defs)}")
+            self.checks.append(
+                f"type({expr}) is {self.bind(container)} and len({expr}) == {len(defs)}"
+            )
             for i, d in enumerate(defs):
                 self.arg(f"{expr}[{i}]", d, arg_types)
 
@@ -86,8 +88,9 @@ class _Gen:
         if kind == "none":
             return "None"
         if kind == "dict":
-            items = ", ".join(f"{k!r}: {self.result(d, specs, outs)}"
-                              for k, d in zip(treedef[1], treedef[2]))
+            items = ", ".join(
+                f"{k!r}: {self.result(d, specs, outs)}" for k, d in zip(treedef[1], treedef[2])
+            )
             return "{" + items + "}"
         parts = [self.result(d, specs, outs) for d in treedef[1]]
         if kind == "list":
@@ -106,8 +109,13 @@ def _getter(g, place) -> str:
     """An expression reading a captured place (trace/mutation/capture.py) in the generated code."""
     expr = g.bind(place.root)
     for kind, key in place.keys:
-        expr = (f"{expr}.cell_contents" if kind == "cell" else f"{expr}.{key}"
-                if kind == "attr" else f"{expr}[{g.bind(key)}]")
+        expr = (
+            f"{expr}.cell_contents"
+            if kind == "cell"
+            else f"{expr}.{key}"
+            if kind == "attr"
+            else f"{expr}[{g.bind(key)}]"
+        )
     return expr
 
 
@@ -136,8 +144,11 @@ def fast_call(arg_defs, lowered, run, results, donated=()):
         if w.kind != "arg":
             continue
         i = w.target
-        g.checks += [f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
-                     for j in arrays if first.get(j, j) != first.get(i, i)]
+        g.checks += [
+            f"{root}({g.leaves[i]}) is not {root}({g.leaves[j]})"
+            for j in arrays
+            if first.get(j, j) != first.get(i, i)
+        ]
     g.checks += [f"{g.leaves[j]} is {g.leaves[i]}" for j, i in lowered.repeats]
     for i, dtypes in lowered.int_ranges.items():
         lo, hi = int_bounds(dtypes)
@@ -147,11 +158,15 @@ def fast_call(arg_defs, lowered, run, results, donated=()):
         lines += [f"    if not ({' and '.join(g.checks)}):", "        raise SignatureMiss()"]
     captured = [c.place for c in lowered.captured]
     lines += [f"    c{k} = {_getter(g, place)}" for k, place in enumerate(captured)]
-    into = {k: f"c{target - len(g.leaves)}" if target >= len(g.leaves) else g.leaves[target]
-            for target, k in donated}
-    lines += [f"    r{k} = " + (into[k] if k in into else
-                                f"{empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})")
-              for k, (shape, dtype) in enumerate(results)]
+    into = {
+        k: f"c{target - len(g.leaves)}" if target >= len(g.leaves) else g.leaves[target]
+        for target, k in donated
+    }
+    lines += [
+        f"    r{k} = "
+        + (into[k] if k in into else f"{empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})")
+        for k, (shape, dtype) in enumerate(results)
+    ]
     inputs = g.leaves + [f"c{k}" for k in range(len(captured))]
     lines.append(f"    {run_name}({', '.join(inputs + [f'r{k}' for k in range(len(results))])})")
     copyto = g.bind(np.copyto)
@@ -192,5 +207,10 @@ def fast_call_running(compiled, run):
     (_, arg_defs), kwargs_def = lowered.in_tree[1]
     if kwargs_def[1]:
         return None
-    return fast_call(arg_defs, lowered, run, compiled.executable.results,
-                     donated(lowered, compiled.executable.can_write_into))
+    return fast_call(
+        arg_defs,
+        lowered,
+        run,
+        compiled.executable.results,
+        donated(lowered, compiled.executable.can_write_into),
+    )

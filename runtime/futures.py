@@ -34,8 +34,9 @@ def submit(jitted, args: tuple, kwargs: dict, depth: int = 2) -> Future:
     the user's `submit` line and here."""
     name = jitted.function.name
     if TRACES_ACTIVE[0] and current_ctx() is not None:
-        raise UnsupportedError(f"{name}.submit inside a jitted function: call {name}(...) "
-                               f"there (the trace inlines it)")
+        raise UnsupportedError(
+            f"{name}.submit inside a jitted function: call {name}(...) there (the trace inlines it)"
+        )
     frame = sys._getframe(depth)
     site = (frame.f_code.co_filename, frame.f_lineno)
     if not kwargs and jitted.last_compiled is not None:  # a signature it has compiled
@@ -76,8 +77,17 @@ class CallFuture(Future):
 class _Call:
     """One submitted call: its arguments, its pending inputs and its future."""
 
-    __slots__ = ("jitted", "site", "future", "leaves", "tree", "inputs", "guard", "_lock",
-                 "_pending")
+    __slots__ = (
+        "jitted",
+        "site",
+        "future",
+        "leaves",
+        "tree",
+        "inputs",
+        "guard",
+        "_lock",
+        "_pending",
+    )
 
     def __init__(self, jitted, args, kwargs, site):
         self.jitted, self.site = jitted, site
@@ -143,12 +153,11 @@ class _Call:
             if self.guard is not None:
                 self.guard.before(args, kwargs)
             # `args` begin with a bound method's object, which the call passes itself
-            result = self.jitted(*args[len(self.jitted.function.bound):], **kwargs)
+            result = self.jitted(*args[len(self.jitted.function.bound) :], **kwargs)
             if self.guard is not None:
                 self.guard.after(args, kwargs)
         except BaseException as e:
-            e.add_note("(in {}.submit at {}:{})".format(self.jitted.function.name,
-                                                       *self.site))
+            e.add_note("(in {}.submit at {}:{})".format(self.jitted.function.name, *self.site))
             future.set_exception(e)  # Ctrl-C too: its dependents fail with it
         else:
             future.set_result(result)

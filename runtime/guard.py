@@ -29,8 +29,11 @@ def _arrays(jitted, args, kwargs):
     out = []
     for name, value in named:
         leaves, tree = flatten(value)
-        out += [(path, leaf) for path, leaf in zip(leaf_paths(tree, name), leaves)
-                if isinstance(leaf, np.ndarray)]
+        out += [
+            (path, leaf)
+            for path, leaf in zip(leaf_paths(tree, name), leaves)
+            if isinstance(leaf, np.ndarray)
+        ]
     return out
 
 
@@ -60,11 +63,11 @@ class Guard:
                     f"{self.jitted.function.name}.submit at {self.site}: argument {name!r} "
                     f"was "
                     f"changed by the caller {when} (JITC_CHECK_ASYNC); wait for the future "
-                    f"(result()) before writing to an array passed to submit")
+                    f"(result()) before writing to an array passed to submit"
+                )
 
     def before(self, args, kwargs):
         self._check(args, kwargs, "before the call started")
 
     def after(self, args, kwargs):
-        self._check(args, kwargs, "while the call ran",
-                    _written(self.jitted, args, kwargs))
+        self._check(args, kwargs, "while the call ran", _written(self.jitted, args, kwargs))

@@ -91,8 +91,12 @@ class NativeFuture(Future):
 
     def cancel(self):
         with _lock:
-            cancelled = (not self._settled and self._status is None and self._job is not None
-                         and self._worker.cancel(self._job))
+            cancelled = (
+                not self._settled
+                and self._status is None
+                and self._job is not None
+                and self._worker.cancel(self._job)
+            )
             self._settled |= cancelled
         if cancelled:
             super().cancel()
@@ -176,8 +180,9 @@ class NativeFuture(Future):
         with _watch:
             _watched.add(self)
             if not _watcher:
-                _watcher.append(threading.Thread(target=_watch_loop, name="jitc-watcher",
-                                                 daemon=True))
+                _watcher.append(
+                    threading.Thread(target=_watch_loop, name="jitc-watcher", daemon=True)
+                )
                 _watcher[0].start()
             _watch.notify()
 
@@ -198,8 +203,12 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 # the classes of the kernel failures the worker reports (driver.ERRORS names them)
-_ERROR_CLASSES = {"IndexError": IndexError, "ValueError": ValueError,
-                  "RuntimeError": RuntimeError, "LinAlgError": np.linalg.LinAlgError}
+_ERROR_CLASSES = {
+    "IndexError": IndexError,
+    "ValueError": ValueError,
+    "RuntimeError": RuntimeError,
+    "LinAlgError": np.linalg.LinAlgError,
+}
 
 
 def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
@@ -221,8 +230,9 @@ def submit(jitted, args: tuple, site: tuple) -> NativeFuture | None:
             return None
     if len(inputs) > MAX_INPUTS:
         return None
-    future = NativeFuture(process_worker(), jitted.last_compiled,
-                          (jitted.function.name, *site), inputs)
+    future = NativeFuture(
+        process_worker(), jitted.last_compiled, (jitted.function.name, *site), inputs
+    )
     _local.future = future
     try:
         future._value = run(*values)
@@ -309,17 +319,24 @@ def _watch_loop():
 def usable(compiled) -> bool:
     """Can the native path serve calls of `compiled` (see the module's docstring)?"""
     lowered = compiled.lowered
-    return (compiled.executable.posting_run is not None  # the cpu backend's compiled tier
-            and not lowered.writebacks and not lowered.captured and not lowered.int_ranges
-            and all(not getattr(spec, "scalar", False) for spec in lowered.out_specs)
-            and compiled.executable.runs_on_one_thread()
-            and process_worker() is not None)
+    return (
+        compiled.executable.posting_run is not None  # the cpu backend's compiled tier
+        and not lowered.writebacks
+        and not lowered.captured
+        and not lowered.int_ranges
+        and all(not getattr(spec, "scalar", False) for spec in lowered.out_specs)
+        and compiled.executable.runs_on_one_thread()
+        and process_worker() is not None
+    )
 
 
 def native_call_of(compiled):
     """A fast call that posts `compiled`'s launches to the native worker, or None where
     this path cannot serve it (made once per Compiled)."""
     if compiled.native_call is None:
-        compiled.native_call = usable(compiled) and fastpath.fast_call_running(
-            compiled, compiled.executable.posting_run(post)) or False
+        compiled.native_call = (
+            usable(compiled)
+            and fastpath.fast_call_running(compiled, compiled.executable.posting_run(post))
+            or False
+        )
     return compiled.native_call or None

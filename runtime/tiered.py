@@ -32,8 +32,10 @@ TIERED_BACKENDS = ("cpu",)
 def compile(lowered):
     """A Compiled for `lowered`, or a Tiered when its kernels are not cached yet."""
     if config.COMPILE not in MODES:
-        raise JitcError(f"JITC_COMPILE={config.COMPILE!r} is not a compile mode; choose one "
-                        f"of {', '.join(MODES)}")
+        raise JitcError(
+            f"JITC_COMPILE={config.COMPILE!r} is not a compile mode; choose one "
+            f"of {', '.join(MODES)}"
+        )
     backend = lowered.function.backend
     if config.COMPILE == "sync" or backend not in TIERED_BACKENDS:
         return lowered.compile()
@@ -54,11 +56,18 @@ class Tiered:
         self.compiled = None
         self.error = None
         self.ready = threading.Event()
-        log.info("%s: kernels not cached: the reference tier (NumPy) runs until they compile "
-                 "in the background", self.name)
+        log.info(
+            "%s: kernels not cached: the reference tier (NumPy) runs until they compile "
+            "in the background",
+            self.name,
+        )
         uncached = backends.get(lowered.function.backend).uncached
-        submit(self._build, lowered, graph.copy(),  # the reference tier reads `graph`
-               leftover=lambda: uncached(graph.copy()))
+        submit(
+            self._build,
+            lowered,
+            graph.copy(),  # the reference tier reads `graph`
+            leftover=lambda: uncached(graph.copy()),
+        )
 
     def _build(self, lowered, graph):
         start = time.perf_counter()
@@ -66,8 +75,11 @@ class Tiered:
             self.compiled = Compiled(lowered, lowered.function.backend, graph)
             # cached for the next process even if this one never calls it again
             self.compiled.executable.seal_cache()
-            log.info("%s: kernels compiled in the background in %.2f s", self.name,
-                     time.perf_counter() - start)
+            log.info(
+                "%s: kernels compiled in the background in %.2f s",
+                self.name,
+                time.perf_counter() - start,
+            )
         except Exception as e:  # noqa: BLE001 - raised by the calls that follow
             self.error = e
         finally:
@@ -80,8 +92,10 @@ class Tiered:
             log.info("%s: reference tier ran (kernels compiling)", self.name)
             return self.reference
         if self.error is not None:
-            raise JitcError(f"{self.name}: compiling its kernels in the background failed "
-                            f"(the calls before ran the reference tier): "
-                            f"{type(self.error).__name__}: {self.error}") from self.error
+            raise JitcError(
+                f"{self.name}: compiling its kernels in the background failed "
+                f"(the calls before ran the reference tier): "
+                f"{type(self.error).__name__}: {self.error}"
+            ) from self.error
         log.info("%s: compiled tier from now on", self.name)
         return self.compiled

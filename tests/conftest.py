@@ -43,5 +43,9 @@ def backend_dtypes(dtypes, on_cpu) -> list:
     `on_cpu` (each cpu case compiles kernels of its own, 5-30 s with a cold cache: CI runs
     one dtype per code path, e.g. bool, a narrow and a wide integer, float16, a float);
     JITC_FULL_SURFACE=1 runs every dtype on every backend."""
-    return [pytest.param(b, d, id=f"{b}-{d.__name__}") for b in BACKENDS for d in dtypes
-            if b != "cpu" or FULL_SURFACE or d in on_cpu]
+    return [
+        pytest.param(b, d, id=f"{b}-{d.__name__}")
+        for b in BACKENDS
+        for d in dtypes
+        if b != "cpu" or FULL_SURFACE or d in on_cpu
+    ]

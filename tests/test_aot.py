@@ -29,16 +29,18 @@ ALLOWED_IMPORTS = {"memcpy", "memset", "memmove"}
 
 
 def _example(name):
-    spec = importlib.util.spec_from_file_location(f"aot_example_{name}",
-                                                  os.path.join(EXAMPLES, f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"aot_example_{name}", os.path.join(EXAMPLES, f"{name}.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def _load(directory, name):
-    spec = importlib.util.spec_from_file_location(f"aot_loader_{name}",
-                                                  os.path.join(directory, f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"aot_loader_{name}", os.path.join(directory, f"{name}.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
@@ -73,9 +75,11 @@ def built(tmp_path_factory):
     """name -> (artifact, directory) for the host artifacts, compiled once."""
     lstm, mlp = _example("lstm"), _example("mlp")
     out = {}
-    for name, fn, specs in [("lstm_step", lstm.step, LSTM_ARGS),
-                            ("mlp", mlp.mlp, ["f32[1,512]"]),
-                            ("mixed", _mixed, ["f32[4,8]", "i32[3]"])]:
+    for name, fn, specs in [
+        ("lstm_step", lstm.step, LSTM_ARGS),
+        ("mlp", mlp.mlp, ["f32[1,512]"]),
+        ("mixed", _mixed, ["f32[4,8]", "i32[3]"]),
+    ]:
         art = aot.compile(fn, *specs, name=name)
         directory = str(tmp_path_factory.mktemp(name))
         art.write(directory, emit_test=True)
@@ -87,9 +91,20 @@ def built(tmp_path_factory):
 def arm(tmp_path_factory):
     """The LSTM for aarch64-linux through the CLI, with its C test."""
     directory = str(tmp_path_factory.mktemp("arm"))
-    status = cli_main(["aot", os.path.join(EXAMPLES, "lstm.py") + ":step",
-                       *[a for spec in LSTM_ARGS for a in ("--arg", spec)], "-o", directory,
-                       "--name", "lstm", "--target", "aarch64-linux", "--emit-test"])
+    status = cli_main(
+        [
+            "aot",
+            os.path.join(EXAMPLES, "lstm.py") + ":step",
+            *[a for spec in LSTM_ARGS for a in ("--arg", spec)],
+            "-o",
+            directory,
+            "--name",
+            "lstm",
+            "--target",
+            "aarch64-linux",
+            "--emit-test",
+        ]
+    )
     assert status == 0
     return directory
 
@@ -118,8 +133,12 @@ def test_object_imports_nothing_from_python_or_numba(built, name):
     assert imports <= ALLOWED_IMPORTS, imports
     nm = shutil.which("nm")
     if nm:  # the system's view agrees with ours
-        listed = subprocess.run([nm, "-u", os.path.join(directory, f"{name}.o")],
-                                capture_output=True, text=True, check=True).stdout.split()
+        listed = subprocess.run(
+            [nm, "-u", os.path.join(directory, f"{name}.o")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         names = {w for w in listed if w != "U"}
         assert not any(w.startswith(("Py", "NRT_", "numba_", "_Py")) for w in names), names
         assert names <= ALLOWED_IMPORTS, names
@@ -144,8 +163,12 @@ def test_emitted_c_test_passes(built, name):
     cc = shutil.which("cc") or pytest.skip("no system C compiler")
     _, directory = built[name]
     exe = os.path.join(directory, f"{name}_test")
-    subprocess.run([cc, "-O1", f"{name}_test.c", f"{name}.o", "-o", exe], cwd=directory,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [cc, "-O1", f"{name}_test.c", f"{name}.o", "-o", exe],
+        cwd=directory,
+        check=True,
+        capture_output=True,
+    )
     run = subprocess.run([exe], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
     assert run.stdout.startswith(f"PASS {name}")
@@ -200,12 +223,20 @@ def test_loader_runs_without_numba_llvmlite_jitc(built, name, tmp_path):
     inputs = art.golden(seed=7)[0]
     wants = art.function(*[a.copy() for a in inputs])  # NumPy runs the Python function
     wants = wants if isinstance(wants, tuple) else (wants,)
-    np.savez(tmp_path / "golden.npz", **{f"in{k}": a for k, a in enumerate(inputs)},
-             **{f"out{k}": np.asarray(w) for k, w in enumerate(wants)})
+    np.savez(
+        tmp_path / "golden.npz",
+        **{f"in{k}": a for k, a in enumerate(inputs)},
+        **{f"out{k}": np.asarray(w) for k, w in enumerate(wants)},
+    )
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "blocker"), PYTHONNOUSERSITE="1")
-    run = subprocess.run([sys.executable, str(tmp_path / "run.py"), name, directory,
-                          str(tmp_path / "golden.npz")], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(tmp_path / "run.py"), name, directory, str(tmp_path / "golden.npz")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr + run.stdout
     assert run.stdout.strip() == f"ok {len(wants)}"
 
@@ -268,18 +299,22 @@ def test_out_of_bounds_gather_is_an_exception_not_a_crash(tmp_path):
 def test_a_failing_call_raises_numpys_error_or_names_every_way_it_could_fail(tmp_path):
     """Before: every failure was "status 1 (an index out of bounds?)", also NumPy's
     ValueError for an integer power with a negative exponent."""
+
     def power(x, k):
-        return x ** k
+        return x**k
 
     def both(t, i, k):
-        return t[i] * 2, t ** k
+        return t[i] * 2, t**k
 
     aot.compile(power, "i32[3]", "i32[3]", name="power").write(str(tmp_path))
     aot.compile(both, "i32[5]", "i64[2]", "i32[5]", name="both").write(str(tmp_path))
     power_aot, both_aot = _load(str(tmp_path), "power"), _load(str(tmp_path), "both")
     x = np.arange(3, dtype=np.int32)
-    with pytest.raises(ValueError, match="Integers to negative integer powers are not "
-                                         r"allowed. in np.power at .*test_aot.py:\d+"):
+    with pytest.raises(
+        ValueError,
+        match="Integers to negative integer powers are not "
+        r"allowed. in np.power at .*test_aot.py:\d+",
+    ):
         power_aot(x, np.array([1, -1, 2], np.int32))
     with pytest.raises(RuntimeError, match="status 1: IndexError: .* or ValueError: "):
         both_aot(np.ones(5, np.int32), np.array([9, 0]), np.ones(5, np.int32))
@@ -290,6 +325,7 @@ def test_a_failing_call_raises_numpys_error_or_names_every_way_it_could_fail(tmp
 
 def test_a_python_scalar_argument_is_taken_at_the_compiled_dtype(tmp_path):
     """Before: the loader refused a Python float for a f32[] argument (even np.float32)."""
+
     def scale(x, s):
         return x * s
 
@@ -316,6 +352,7 @@ def test_a_python_scalar_argument_is_taken_at_the_compiled_dtype(tmp_path):
 def test_bincount_compiles_ahead_of_time(tmp_path):
     """np.bincount with a static minlength (its np.add.at scatter); a value past minlength
     is the loader's ValueError, as the cpu backend's."""
+
     def counts(x, w):
         return np.bincount(x, minlength=6), np.bincount(x, w, minlength=6)
 
@@ -344,6 +381,7 @@ def test_running_sums_compile_ahead_of_time(tmp_path):
 def test_sorts_compile_ahead_of_time(tmp_path, dtype):
     """Sort kernels take their two scratch rows from the temp arena (no allocator); float16
     sorts float32 keys converted from its bits."""
+
     def order(x):
         return np.sort(np.abs(x), axis=0), np.argsort(x, axis=1, kind="stable")
 
@@ -364,8 +402,10 @@ def test_sorts_compile_ahead_of_time(tmp_path, dtype):
 def test_aarch64_object_runs_under_qemu(arm):
     gcc, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
     if not gcc or not qemu:
-        pytest.skip("aarch64-linux-gnu-gcc / qemu-aarch64 not installed "
-                    "(Debian: gcc-aarch64-linux-gnu qemu-user)")
+        pytest.skip(
+            "aarch64-linux-gnu-gcc / qemu-aarch64 not installed "
+            "(Debian: gcc-aarch64-linux-gnu qemu-user)"
+        )
     with open(os.path.join(arm, "lstm.o"), "rb") as f:
         obj = f.read()
     assert obj[:4] == b"\x7fELF" and int.from_bytes(obj[18:20], "little") == 183  # EM_AARCH64
@@ -373,8 +413,12 @@ def test_aarch64_object_runs_under_qemu(arm):
     assert symbol_sizes(obj)["lstm_signature_digest"] == 33  # lstm_test.c checks it first
     assert not os.path.exists(os.path.join(arm, "liblstm.so"))  # no host library for a cross
     exe = os.path.join(arm, "lstm_test")
-    subprocess.run([gcc, "-O1", "-static", "lstm_test.c", "lstm.o", "-o", exe], cwd=arm,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [gcc, "-O1", "-static", "lstm_test.c", "lstm.o", "-o", exe],
+        cwd=arm,
+        check=True,
+        capture_output=True,
+    )
     run = subprocess.run([qemu, exe], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout
     assert run.stdout.startswith("PASS lstm")
@@ -386,14 +430,16 @@ def test_aarch64_object_runs_under_qemu(arm):
 @pytest.fixture(scope="module")
 def small_module(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli") / "small.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import numpy as np
 
         W = np.linspace(-1, 1, 32 * 4).astype(np.float32).reshape(32, 4)
 
         def f(x):
             return np.tanh(x @ W)
-        """))
+        """)
+    )
     return str(path)
 
 
@@ -407,29 +453,37 @@ def test_cli_size_and_budget(small_module, tmp_path, capsys):
     assert "constants (weights)" in report and "numba" in report
     f = _load(out, "f")
     x = np.random.default_rng(1).standard_normal((2, 32)).astype(np.float32)
-    np.testing.assert_allclose(f(x), np.tanh(x @ np.linspace(-1, 1, 128).astype(np.float32)
-                                             .reshape(32, 4)), rtol=1e-5, atol=1e-6)
-    status = cli_main(["aot", small_module + ":f", "--arg", "f32[2,32]", "-o", out,
-                       "--max-bytes", "100"])
+    np.testing.assert_allclose(
+        f(x),
+        np.tanh(x @ np.linspace(-1, 1, 128).astype(np.float32).reshape(32, 4)),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    status = cli_main(
+        ["aot", small_module + ":f", "--arg", "f32[2,32]", "-o", out, "--max-bytes", "100"]
+    )
     assert status == 1
     assert "over the budget" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["{m}:missing", "--arg", "f32[2,32]"], "has no function 'missing'"),
-    (["{m}:f", "--arg", "f32[2,3x]"], "bad spec 'f32[2,3x]'"),
-    (["{m}", "--arg", "f32[2,32]"], "expected FILE.py:FUNCTION"),
-    (["/no/such/file.py:f", "--arg", "f32[2,32]"], "no such file"),
-    (["{m}:f", "--arg", "f32[1,,2]"], "an empty dimension"),
-    (["{m}:f", "--arg", "f32[2,32]", "--name", "class"], "'class' must be an identifier"),
-    (["{m}:f", "--arg", "f32[2,32]", "--name", "my-model"], "'my-model' must be an identifier"),
-    (["{t}/broken.py:f", "--arg", "f32[2,32]"], "broken.py:2: syntax error"),
-    (["{m}:f", "--arg", "f32[2,32]", "-o", "{t}/a_file/out"], "a_file"),
-    (["{m}:f", "--arg", "f32[99999999999,99999999999]"], "larger than any NumPy array"),
-    (["{m}:f", "--arg", "f32[2305843009213693952]"], "larger than any NumPy"),  # 2**63 bytes
-    (["{m}:W", "--arg", "f32[2,32]"], "small.py:W is a ndarray, not a function"),
-    (["{m}:f", "--arg", "f64"], "a shape is missing; write 'f64[]' for a scalar"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["{m}:missing", "--arg", "f32[2,32]"], "has no function 'missing'"),
+        (["{m}:f", "--arg", "f32[2,3x]"], "bad spec 'f32[2,3x]'"),
+        (["{m}", "--arg", "f32[2,32]"], "expected FILE.py:FUNCTION"),
+        (["/no/such/file.py:f", "--arg", "f32[2,32]"], "no such file"),
+        (["{m}:f", "--arg", "f32[1,,2]"], "an empty dimension"),
+        (["{m}:f", "--arg", "f32[2,32]", "--name", "class"], "'class' must be an identifier"),
+        (["{m}:f", "--arg", "f32[2,32]", "--name", "my-model"], "'my-model' must be an identifier"),
+        (["{t}/broken.py:f", "--arg", "f32[2,32]"], "broken.py:2: syntax error"),
+        (["{m}:f", "--arg", "f32[2,32]", "-o", "{t}/a_file/out"], "a_file"),
+        (["{m}:f", "--arg", "f32[99999999999,99999999999]"], "larger than any NumPy array"),
+        (["{m}:f", "--arg", "f32[2305843009213693952]"], "larger than any NumPy"),  # 2**63 bytes
+        (["{m}:W", "--arg", "f32[2,32]"], "small.py:W is a ndarray, not a function"),
+        (["{m}:f", "--arg", "f64"], "a shape is missing; write 'f64[]' for a scalar"),
+    ],
+)
 def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv, message):
     (tmp_path / "broken.py").write_text("def f(x):\n    return x +\n")
     (tmp_path / "a_file").write_text("not a directory")
@@ -444,8 +498,20 @@ def test_cli_errors_are_one_line_and_exit_2(small_module, tmp_path, capsys, argv
 def test_cli_emit_test_of_an_argument_too_big_to_allocate_exits_2(tmp_path, capsys):
     """4 EiB of golden values: MemoryError on any machine, one line and exit 2."""
     (tmp_path / "neg.py").write_text("def f(x):\n    return -x\n")
-    assert cli_main(["aot", f"{tmp_path}/neg.py:f", "--arg", "f32[576460752303423488]",
-                     "-o", str(tmp_path / "out"), "--emit-test"]) == 2
+    assert (
+        cli_main(
+            [
+                "aot",
+                f"{tmp_path}/neg.py:f",
+                "--arg",
+                "f32[576460752303423488]",
+                "-o",
+                str(tmp_path / "out"),
+                "--emit-test",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("jitc aot: MemoryError: Unable to allocate")
@@ -457,8 +523,21 @@ def test_cli_size_of_missing_artifact_exits_2(tmp_path, capsys):
 
 
 def test_cli_show_dot_has_fusion_clusters(capsys):
-    assert cli_main(["show", os.path.join(EXAMPLES, "mlp.py") + ":mlp", "--arg", "f32[1,512]",
-                     "--stage", "optimized", "--format", "dot"]) == 0
+    assert (
+        cli_main(
+            [
+                "show",
+                os.path.join(EXAMPLES, "mlp.py") + ":mlp",
+                "--arg",
+                "f32[1,512]",
+                "--stage",
+                "optimized",
+                "--format",
+                "dot",
+            ]
+        )
+        == 0
+    )
     dot = capsys.readouterr().out
     assert dot.startswith('digraph "mlp"') and "subgraph cluster_" in dot
     assert "dot_general" in dot and dot.rstrip().endswith("}")
@@ -472,7 +551,7 @@ def _sgd(W, b, x, y):
     err = x @ W + b - y
     W -= 0.1 * (x.T @ err) / x.shape[0]
     b -= 0.1 * err.mean(axis=0)
-    return (err ** 2).mean()
+    return (err**2).mean()
 
 
 def _smooth(u):
@@ -496,12 +575,15 @@ def _rank(x):
     return order
 
 
-@pytest.mark.parametrize("fn,specs,inout", [
-    (_rank, ["f64[4,9]"], (0,)),
-    (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
-    (_smooth, ["f32[10]"], (0,)),
-    (_fill, ["i64[4]", "i64[4]"], (0,)),
-])
+@pytest.mark.parametrize(
+    "fn,specs,inout",
+    [
+        (_rank, ["f64[4,9]"], (0,)),
+        (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
+        (_smooth, ["f32[10]"], (0,)),
+        (_fill, ["i64[4]", "i64[4]"], (0,)),
+    ],
+)
 def test_in_out_arguments_are_written_like_numpy(fn, specs, inout, tmp_path):
     art = aot.compile(fn, *specs)
     assert art.plan.inout == inout

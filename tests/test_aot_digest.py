@@ -43,8 +43,11 @@ def built(tmp_path_factory):
     (_twice, f32[4,8]), "shape" (_twice, f32[64,64]: a bigger result, no temp arena either,
     so the old temp-bytes check passed), "other" (_thrice, f32[4,8])."""
     out = {}
-    for key, fn, spec in [("mine", _twice, "f32[4,8]"), ("shape", _twice, "f32[64,64]"),
-                          ("other", _thrice, "f32[4,8]")]:
+    for key, fn, spec in [
+        ("mine", _twice, "f32[4,8]"),
+        ("shape", _twice, "f32[64,64]"),
+        ("other", _thrice, "f32[4,8]"),
+    ]:
         art = aot.compile(fn, spec, name="fn")
         directory = tmp_path_factory.mktemp(key)
         art.write(str(directory), emit_test=True)
@@ -67,13 +70,15 @@ def _import_beside(tmp_path, built, library: bytes):
     shutil.copytree(built["mine"][1], directory)
     (directory / "libfn.so").write_bytes(library)
     code = "import numpy as np, fn; print(fn.fn(np.ones((4, 8), np.float32)).sum())"
-    return subprocess.run([sys.executable, "-c", code], cwd=directory, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=directory, capture_output=True, text=True, timeout=60
+    )
 
 
 def _refused(run, *says):
-    assert run.returncode == 1, f"exit {run.returncode} (negative: killed by a signal)\n" \
-                                f"{run.stdout}{run.stderr}"
+    assert run.returncode == 1, (
+        f"exit {run.returncode} (negative: killed by a signal)\n{run.stdout}{run.stderr}"
+    )
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: ") and "fn/libfn.so: " in last, last
     assert "rebuild fn.py and libfn.so together with `jitc aot`" in last, last
@@ -132,8 +137,10 @@ def test_loader_accepts_its_own_library(built, tmp_path):
 
 def test_library_built_for_another_shape_is_refused(built, tmp_path):
     run = _import_beside(tmp_path, built, _library(built, "shape"))
-    _refused(run, f"its signature digest is {built['shape'][0].digest}, expected "
-                  f"{built['mine'][0].digest}")
+    _refused(
+        run,
+        f"its signature digest is {built['shape'][0].digest}, expected {built['mine'][0].digest}",
+    )
 
 
 def test_library_of_another_function_with_the_same_shapes_is_refused(built, tmp_path):
@@ -144,8 +151,10 @@ def test_library_of_another_function_with_the_same_shapes_is_refused(built, tmp_
 def test_library_without_a_digest_is_refused(built, old_object, tmp_path):
     so = tmp_path / "old.so"
     subprocess.run([CC, "-shared", "-o", str(so), str(old_object)], check=True)
-    _refused(_import_beside(tmp_path, built, so.read_bytes()),
-             "no fn_signature_digest (built by a jitc older")
+    _refused(
+        _import_beside(tmp_path, built, so.read_bytes()),
+        "no fn_signature_digest (built by a jitc older",
+    )
 
 
 @pytest.mark.parametrize("keep", [0, 40, "half", "all but 1"])
@@ -165,8 +174,13 @@ def test_missing_library_is_refused(built, tmp_path):
     directory = tmp_path / "fn"
     shutil.copytree(built["mine"][1], directory)
     os.remove(directory / "libfn.so")
-    run = subprocess.run([sys.executable, "-c", "import fn"], cwd=directory,
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", "import fn"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     _refused(run, "No such file or directory")
 
 
@@ -176,8 +190,12 @@ def test_missing_library_is_refused(built, tmp_path):
 def _c_test(built, tmp_path, obj):
     """mine's fn_test.c (and fn.h) linked with `obj`: (link result, run result or None)."""
     exe = tmp_path / "fn_test"
-    link_run = subprocess.run([CC, "fn_test.c", str(obj), "-o", str(exe)],
-                              cwd=built["mine"][1], capture_output=True, text=True)
+    link_run = subprocess.run(
+        [CC, "fn_test.c", str(obj), "-o", str(exe)],
+        cwd=built["mine"][1],
+        capture_output=True,
+        text=True,
+    )
     if link_run.returncode:
         return link_run, None
     return link_run, subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
@@ -190,8 +208,10 @@ def test_c_test_checks_the_digest_before_calling(built, tmp_path):
     for key in ("shape", "other"):
         _, run = _c_test(built, tmp_path, built[key][1] / "fn.o")
         assert run.returncode == 1, run
-        assert run.stdout == (f"FAIL fn: fn.o has signature digest {built[key][0].digest}, "
-                              f"fn.h expects {mine}: rebuild both with jitc aot\n")
+        assert run.stdout == (
+            f"FAIL fn: fn.o has signature digest {built[key][0].digest}, "
+            f"fn.h expects {mine}: rebuild both with jitc aot\n"
+        )
 
 
 def test_c_test_does_not_link_with_an_object_without_a_digest(built, old_object, tmp_path):

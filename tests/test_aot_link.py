@@ -41,6 +41,7 @@ I64 = np.dtype(np.int64)
 
 # --------------------------------------------------------------------------- kernels
 
+
 def add_bcast(a, b, out, n, m):
     """out[i, j] = a[i, j] + b[j]"""
     for i in range(n):
@@ -123,20 +124,54 @@ def make_plan(name="layer"):
         constants=(W, TEN),
         temp_bytes=TEMP_BYTES,
         calls=(
-            KernelCall("add_bcast", (A("param", 0, (N, K), F32), A("param", 1, (K,), F32),
-                                     A("temp", T0, (N, K), F32), IntArg(N), IntArg(K))),
-            KernelCall("matmul", (A("temp", T0, (N, K), F32), A("const", 0, (K, M), F32),
-                                  A("temp", T1, (N, M), F32), IntArg(N), IntArg(K),
-                                  IntArg(M))),
-            KernelCall("rowsoft", (A("temp", T1, (N, M), F32), A("result", 0, (N, M), F32),
-                                   IntArg(N), IntArg(M))),
+            KernelCall(
+                "add_bcast",
+                (
+                    A("param", 0, (N, K), F32),
+                    A("param", 1, (K,), F32),
+                    A("temp", T0, (N, K), F32),
+                    IntArg(N),
+                    IntArg(K),
+                ),
+            ),
+            KernelCall(
+                "matmul",
+                (
+                    A("temp", T0, (N, K), F32),
+                    A("const", 0, (K, M), F32),
+                    A("temp", T1, (N, M), F32),
+                    IntArg(N),
+                    IntArg(K),
+                    IntArg(M),
+                ),
+            ),
+            KernelCall(
+                "rowsoft",
+                (A("temp", T1, (N, M), F32), A("result", 0, (N, M), F32), IntArg(N), IntArg(M)),
+            ),
             # result 0 read back flat as the gather table
-            KernelCall("gather", (A("result", 0, (N * M,), F32), A("param", 2, (G,), I64),
-                                  A("temp", T2, (G,), F32), IntArg(G))),
+            KernelCall(
+                "gather",
+                (
+                    A("result", 0, (N * M,), F32),
+                    A("param", 2, (G,), I64),
+                    A("temp", T2, (G,), F32),
+                    IntArg(G),
+                ),
+            ),
             # the same kernel again with other sizes: one local function, two calls
-            KernelCall("add_bcast", (A("temp", T2, (1, G), F32), A("const", 1, (G,), F32),
-                                     A("result", 1, (1, G), F32), IntArg(1), IntArg(G))),
-        ))
+            KernelCall(
+                "add_bcast",
+                (
+                    A("temp", T2, (1, G), F32),
+                    A("const", 1, (G,), F32),
+                    A("result", 1, (1, G), F32),
+                    IntArg(1),
+                    IntArg(G),
+                ),
+            ),
+        ),
+    )
 
 
 def reference(x, bias, idx):
@@ -172,6 +207,7 @@ def _defined_globals(obj_path, tool="nm"):
 
 # --------------------------------------------------------------------------- C harness
 
+
 def _c_array(name, a):
     a = np.ascontiguousarray(a)
     ctype = {"float32": "float", "int64": "int64_t"}[a.dtype.name]
@@ -184,12 +220,17 @@ def _c_array(name, a):
 
 def harness_source(plan: EntryPlan) -> str:
     """A C program that runs the entry on baked-in inputs and compares with NumPy."""
-    src = ["#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n"
-           "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\n",
-           c_prototypes(plan),
-           _c_array("x", X), _c_array("bias", BIAS), _c_array("idx_good", IDX_GOOD),
-           _c_array("idx_bad", IDX_BAD), _c_array("y_ref", Y_REF), _c_array("g_ref", G_REF),
-           f"""
+    src = [
+        "#include <stdint.h>\n#include <stdbool.h>\n#include <stddef.h>\n"
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\n",
+        c_prototypes(plan),
+        _c_array("x", X),
+        _c_array("bias", BIAS),
+        _c_array("idx_good", IDX_GOOD),
+        _c_array("idx_bad", IDX_BAD),
+        _c_array("y_ref", Y_REF),
+        _c_array("g_ref", G_REF),
+        f"""
 static int close(const float* got, const float* want, int n, const char* what) {{
     int bad = 0;
     for (int i = 0; i < n; i++) {{
@@ -219,11 +260,13 @@ int main(void) {{
     printf("OK status=%d\\n", st);
     return 0;
 }}
-"""]
+""",
+    ]
     return "".join(src)
 
 
 # --------------------------------------------------------------------------- tests
+
 
 def test_kernel_ir_abi():
     """numba's no_cpython_wrapper ABI, as build_object relies on it."""
@@ -231,6 +274,7 @@ def test_kernel_ir_abi():
     arr1 = types.Array(types.float32, 1, "C")
     text, symbol = kernel_ir(add_bcast, (arr2, arr1, arr2, types.int64, types.int64))
     import llvmlite.binding as llvm
+
     fn = llvm.parse_assembly(text).get_function(symbol)
     got = [str(a.type) for a in fn.arguments]
     one_array = lambda ndim: ["ptr", "ptr", "i64", "i64", "ptr"] + ["i64"] * 2 * ndim  # noqa
@@ -263,8 +307,17 @@ def test_object_exports_two_symbols_and_imports_nothing(host_obj, tmp_path):
 def test_host_executable(host_obj, tmp_path):
     (tmp_path / "layer.o").write_bytes(host_obj)
     (tmp_path / "main.c").write_text(harness_source(make_plan()))
-    _run(["cc", "-O1", "-o", str(tmp_path / "main"), str(tmp_path / "main.c"),
-          str(tmp_path / "layer.o"), "-lm"])
+    _run(
+        [
+            "cc",
+            "-O1",
+            "-o",
+            str(tmp_path / "main"),
+            str(tmp_path / "main.c"),
+            str(tmp_path / "layer.o"),
+            "-lm",
+        ]
+    )
     assert _run([str(tmp_path / "main")]).startswith("OK status=1")
 
 
@@ -303,8 +356,10 @@ def test_shared_library_ctypes(host_obj, tmp_path):
 def test_aarch64_under_qemu(tmp_path):
     cc, qemu = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
     if not (cc and qemu):
-        pytest.skip("aarch64-linux-gnu-gcc / qemu-aarch64 not installed "
-                    "(apt-get install gcc-aarch64-linux-gnu qemu-user)")
+        pytest.skip(
+            "aarch64-linux-gnu-gcc / qemu-aarch64 not installed "
+            "(apt-get install gcc-aarch64-linux-gnu qemu-user)"
+        )
     obj = build_object(KERNELS, make_plan(), "aarch64-linux")
     assert obj[18:20] == (183).to_bytes(2, "little")  # e_machine EM_AARCH64
     path = tmp_path / "layer.o"
@@ -322,17 +377,27 @@ def test_aarch64_under_qemu(tmp_path):
 
 
 def _one_call_plan(kernel, n=8):
-    return EntryPlan("one", params=(((n,), F32),), results=(((n,), F32),), constants=(),
-                     temp_bytes=0, calls=(KernelCall(kernel, (
-                         ArrayArg("param", 0, (n,), F32), ArrayArg("result", 0, (n,), F32),
-                         IntArg(n))),))
+    return EntryPlan(
+        "one",
+        params=(((n,), F32),),
+        results=(((n,), F32),),
+        constants=(),
+        temp_bytes=0,
+        calls=(
+            KernelCall(
+                kernel,
+                (ArrayArg("param", 0, (n,), F32), ArrayArg("result", 0, (n,), F32), IntArg(n)),
+            ),
+        ),
+    )
 
 
 def test_libm_import_is_refused_unless_allowed():
     with pytest.raises(AotLinkError, match="expf"):
         build_object({"k": uses_exp}, _one_call_plan("k"), "host")
-    obj = build_object({"k": uses_exp}, _one_call_plan("k"), "host",
-                       allowed_imports={"expf", "memcpy", "memset"})
+    obj = build_object(
+        {"k": uses_exp}, _one_call_plan("k"), "host", allowed_imports={"expf", "memcpy", "memset"}
+    )
     assert "expf" in undefined_symbols(obj)
 
 
@@ -354,16 +419,58 @@ def test_plan_mismatches_are_reported():
     bad_dtype = EntryPlan("one", plan.params, (((8,), np.float64),), (), 0, plan.calls)
     with pytest.raises(AotLinkError, match="float64"):
         build_object({"k": add_bcast}, bad_dtype, "host")
-    too_big = EntryPlan("one", plan.params, plan.results, (), 0, (KernelCall("k", (
-        ArrayArg("param", 0, (16,), F32), ArrayArg("result", 0, (8,), F32), IntArg(8))),))
+    too_big = EntryPlan(
+        "one",
+        plan.params,
+        plan.results,
+        (),
+        0,
+        (
+            KernelCall(
+                "k", (ArrayArg("param", 0, (16,), F32), ArrayArg("result", 0, (8,), F32), IntArg(8))
+            ),
+        ),
+    )
     with pytest.raises(AotLinkError, match=r"bytes \[0, 64\) of a param of 32"):
         build_object({"k": uses_exp}, too_big, "host")
-    past_end = EntryPlan("one", plan.params, plan.results, (), 0, (KernelCall("k", (
-        ArrayArg("param", 0, (8,), F32, offset=4), ArrayArg("result", 0, (8,), F32),
-        IntArg(8))),))
+    past_end = EntryPlan(
+        "one",
+        plan.params,
+        plan.results,
+        (),
+        0,
+        (
+            KernelCall(
+                "k",
+                (
+                    ArrayArg("param", 0, (8,), F32, offset=4),
+                    ArrayArg("result", 0, (8,), F32),
+                    IntArg(8),
+                ),
+            ),
+        ),
+    )
     with pytest.raises(AotLinkError, match=r"bytes \[4, 36\) of a param of 32"):
         build_object({"k": uses_exp}, past_end, "host")
     with pytest.raises(AotLinkError, match="outside the arena"):
-        build_object({"k": uses_exp}, EntryPlan("one", plan.params, (), (), 16, (KernelCall(
-            "k", (ArrayArg("param", 0, (8,), F32), ArrayArg("temp", 0, (8,), F32),
-                  IntArg(8))),)), "host")
+        build_object(
+            {"k": uses_exp},
+            EntryPlan(
+                "one",
+                plan.params,
+                (),
+                (),
+                16,
+                (
+                    KernelCall(
+                        "k",
+                        (
+                            ArrayArg("param", 0, (8,), F32),
+                            ArrayArg("temp", 0, (8,), F32),
+                            IntArg(8),
+                        ),
+                    ),
+                ),
+            ),
+            "host",
+        )

@@ -255,8 +255,7 @@ def test_closure_captured_arrays_become_constants(backend):
 
 
 def test_the_graph_has_one_parameter_per_array_leaf():
-    lo = jitc.jit(lambda x, p: x @ p["w"] + p["b"], backend="reference").lower(
-        X, {"w": W, "b": B})
+    lo = jitc.jit(lambda x, p: x @ p["w"] + p["b"], backend="reference").lower(X, {"w": W, "b": B})
     assert lo.as_text().splitlines()[0].count("f32[") == 3, lo.as_text()
 
 
@@ -285,6 +284,7 @@ def test_calls_with_seen_shapes_and_dtypes_do_not_retrace(backend):
 def test_calls_switching_between_signatures_give_numpys_results(backend):
     """The fast call tries the last signature first; every other case must miss it and take
     the slow path: another shape, tree, dict key, scalar type or array layout."""
+
     def f(x, p, s):
         return x * p["w"] + p["b"][0] * s, [x.sum(), p["b"]]
 
@@ -294,10 +294,19 @@ def test_calls_switching_between_signatures_give_numpys_results(backend):
     q = {"w": p["w"], "c": p["b"]}
     readonly = X.copy()
     readonly.flags.writeable = False
-    calls = [(X, p, 1.5), (y, p, 1.5), (X, p, 1.5), (X, p, 2), (X, p, 1.5),
-             (np.asfortranarray(X), p, 1.5), (X[:, ::-1], p, 1.5), (readonly, p, 1.5),
-             (X.astype(np.float64), p, 1.5), (X, {"w": p["w"], "b": (p["w"], p["w"])}, 1.5),
-             (X, p, 1.5)]
+    calls = [
+        (X, p, 1.5),
+        (y, p, 1.5),
+        (X, p, 1.5),
+        (X, p, 2),
+        (X, p, 1.5),
+        (np.asfortranarray(X), p, 1.5),
+        (X[:, ::-1], p, 1.5),
+        (readonly, p, 1.5),
+        (X.astype(np.float64), p, 1.5),
+        (X, {"w": p["w"], "b": (p["w"], p["w"])}, 1.5),
+        (X, p, 1.5),
+    ]
     for x, params, s in calls:
         _same(g(x, params, s), f(x, params, s))
     with pytest.raises(KeyError):  # a dict with other keys retraces (and fails like NumPy)
@@ -336,8 +345,13 @@ _LOG_SCRIPT = textwrap.dedent("""
 
 
 def _run(script, **env):
-    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, **env),
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     return out
 
@@ -395,8 +409,9 @@ def test_lower_specs_then_compile_then_call_real_arrays(backend):
         e = np.exp(y - y.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
 
-    lo = jitc.jit(layer, backend=backend).lower(jitc.spec("f32[4,8]"),
-                                                jitc.ShapeDtype((8, 3), np.float32), B)
+    lo = jitc.jit(layer, backend=backend).lower(
+        jitc.spec("f32[4,8]"), jitc.ShapeDtype((8, 3), np.float32), B
+    )
     text = lo.as_text()
     assert "f32[4,8]" in text and "dot_general" in text and "exp" in text
     c = lo.compile()
@@ -410,7 +425,8 @@ def test_lower_specs_then_compile_then_call_real_arrays(backend):
 
 def test_lower_accepts_scalars_and_mixed_args():
     lo = jitc.jit(lambda x, s, t: x * s + t, backend="reference").lower(
-        jitc.spec("f32[3]"), 2.0, np.float64(1.0))
+        jitc.spec("f32[3]"), 2.0, np.float64(1.0)
+    )
     c = lo.compile()
     x = np.arange(3, dtype=np.float32)
     _same(c(x, 2.0, np.float64(1.0)), x * 2.0 + np.float64(1.0))
@@ -462,13 +478,16 @@ def test_dicts_keep_their_insertion_order_like_python():
     """Code that iterates a dict argument sees the caller's order, and a dict result comes
     back in the function's order; the same keys in another order are another signature
     (before, keys were sorted: np.concatenate(list(d.values())) came out reordered)."""
-    f = jitc.jit(lambda d, **kw: (np.concatenate(list(d.values())), d,
-                                  np.concatenate(list(kw.values()))))
+    f = jitc.jit(
+        lambda d, **kw: (np.concatenate(list(d.values())), d, np.concatenate(list(kw.values())))
+    )
     one, zeros = np.ones(1), np.zeros(2)
-    for d, kw in (({"b": zeros, "a": one}, {"y": one, "x": zeros}),
-                  ({"a": one, "b": zeros}, {"x": zeros, "y": one}),
-                  ({"b": zeros, "a": one}, {"y": one, "x": zeros}),  # the fast path again
-                  ({2: zeros, "a": one}, {"x": zeros, "y": one})):  # keys Python cannot sort
+    for d, kw in (
+        ({"b": zeros, "a": one}, {"y": one, "x": zeros}),
+        ({"a": one, "b": zeros}, {"x": zeros, "y": one}),
+        ({"b": zeros, "a": one}, {"y": one, "x": zeros}),  # the fast path again
+        ({2: zeros, "a": one}, {"x": zeros, "y": one}),
+    ):  # keys Python cannot sort
         got, back, kwgot = f(d, **kw)
         np.testing.assert_array_equal(got, np.concatenate(list(d.values())))
         np.testing.assert_array_equal(kwgot, np.concatenate(list(kw.values())))
@@ -477,8 +496,10 @@ def test_dicts_keep_their_insertion_order_like_python():
 
 def test_jitc_runs_without_dask_installed():
     """Dask is an optional extra: with it unimportable, jitc imports and compiles."""
-    code = ("import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None\n"
-            "import numpy as np, jitc\n"
-            "assert jitc.jit(lambda x: x * 2)(np.ones(3)).tolist() == [2.0, 2.0, 2.0]\n"
-            "assert 'dask.array' not in sys.modules")
+    code = (
+        "import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None\n"
+        "import numpy as np, jitc\n"
+        "assert jitc.jit(lambda x: x * 2)(np.ones(3)).tolist() == [2.0, 2.0, 2.0]\n"
+        "assert 'dask.array' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -52,12 +52,18 @@ def test_asarray_without_copy_is_the_same_array_so_writes_reach_the_caller():
     np.testing.assert_array_equal(x, expected_x)  # NumPy's side effect on the caller
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda xp, x: xp.asarray(x, device="gpu"), UnsupportedError, "device='gpu'"),
-    (lambda xp, x: xp.asarray(x, dtype=xp.float32, copy=False), ValueError, "copy=False"),
-    (lambda xp, x: np.astype(x, np.float32, device="gpu"), UnsupportedError,
-     "np.astype: device='gpu'"),
-])
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda xp, x: xp.asarray(x, device="gpu"), UnsupportedError, "device='gpu'"),
+        (lambda xp, x: xp.asarray(x, dtype=xp.float32, copy=False), ValueError, "copy=False"),
+        (
+            lambda xp, x: np.astype(x, np.float32, device="gpu"),
+            UnsupportedError,
+            "np.astype: device='gpu'",
+        ),
+    ],
+)
 def test_namespace_errors_name_the_argument_and_the_line(call, error, message):
     def f(x):
         return call(x.__array_namespace__(), x)
@@ -119,7 +125,8 @@ SCIPY_PROGRAM = textwrap.dedent("""
 
 def test_scipy_softmax_log_softmax_and_logsumexp_trace_with_scipys_switch_on():
     env = {**os.environ, "SCIPY_ARRAY_API": "1"}
-    run = subprocess.run([sys.executable, "-c", SCIPY_PROGRAM], env=env, capture_output=True,
-                         text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", SCIPY_PROGRAM], env=env, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")

@@ -375,8 +375,12 @@ def norms(x):
     )
 
 
-@pytest.mark.parametrize("backend, dtype", backend_dtypes(
-    [np.int32, np.float16, np.float32, np.float64], [np.int32, np.float16, np.float64]))
+@pytest.mark.parametrize(
+    "backend, dtype",
+    backend_dtypes(
+        [np.int32, np.float16, np.float32, np.float64], [np.int32, np.float16, np.float64]
+    ),
+)
 def test_vector_and_matrix_norms(backend, dtype):
     x = _values(dtype, (2, 3, 4))
     x.flat[5] = 0

@@ -172,8 +172,11 @@ def test_check_async_catches_a_change_before_the_call(check_async):
     fut = AFFINE["cpu"].submit(gate, y)
     y[3] = 7.0
     gate.set_result(X)
-    with pytest.raises(JitcError, match=r"affine.submit at .*test_async.py:\d+: argument 'y' "
-                                        r"was changed by the caller before the call started"):
+    with pytest.raises(
+        JitcError,
+        match=r"affine.submit at .*test_async.py:\d+: argument 'y' "
+        r"was changed by the caller before the call started",
+    ):
         fut.result()
 
 
@@ -194,8 +197,9 @@ def test_check_async_catches_a_change_while_the_call_runs(check_async, monkeypat
     started.wait()
     y[0] = 5.0
     release.set()
-    with pytest.raises(JitcError, match="argument 'y' was changed by the caller while the "
-                                        "call ran"):
+    with pytest.raises(
+        JitcError, match="argument 'y' was changed by the caller while the call ran"
+    ):
         fut.result()
 
 

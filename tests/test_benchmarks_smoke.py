@@ -9,9 +9,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_benchmark_runner_quick(tmp_path):
     env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
-    p = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--repeats", "1",
-                        "--strict"],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    p = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--repeats", "1", "--strict"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     out = p.stdout
     # every implementation, jitc included, matches NumPy on every workload (--strict: a
     # mismatch or an error is exit status 1, and the run lists it after "failure(s):")
@@ -32,17 +37,45 @@ def test_workloads_run_under_numpy():
 
 
 def test_dask_benchmark_quick():
-    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_dask", "--rows", "2048",
-                        "--chunk", "512", "--workers", "1"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_dask",
+            "--rows",
+            "2048",
+            "--chunk",
+            "512",
+            "--workers",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "| layernorm | 1 | 4 |" in p.stdout and "| softmax MLP | 1 | 4 |" in p.stdout
 
 
 def test_async_benchmark_quick():
-    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_async", "--hidden", "8",
-                        "--steps", "5", "--rounds", "1"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_async",
+            "--hidden",
+            "8",
+            "--steps",
+            "5",
+            "--rounds",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     for loop in ("sync", "naive", "submit"):
         assert f"| {loop} |" in p.stdout, p.stdout

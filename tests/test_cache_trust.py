@@ -33,8 +33,9 @@ def run(cache, **env):
     so every check here covers it too."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     full.update(JITC_CACHE_DIR=str(cache), JITC_RUNTIME_DIR=str(Path(cache) / "runtime"), **env)
-    return subprocess.run([sys.executable, "-c", PROGRAM], env=full, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", PROGRAM], env=full, capture_output=True, text=True, timeout=300
+    )
 
 
 def ok(result):
@@ -98,16 +99,25 @@ def test_numba_cache_settings_do_not_move_jitc_code(tmp_path):
     home = tmp_path / "home"
     started = time.time()
     ok(run(tmp_path / "a", NUMBA_CACHE_DIR=str(shared)))
-    ok(run(tmp_path / "b", NUMBA_CACHE_LOCATOR_CLASSES="UserWideCacheLocator",
-           HOME=str(home), XDG_CACHE_HOME=str(home / ".cache")))
+    ok(
+        run(
+            tmp_path / "b",
+            NUMBA_CACHE_LOCATOR_CLASSES="UserWideCacheLocator",
+            HOME=str(home),
+            XDG_CACHE_HOME=str(home / ".cache"),
+        )
+    )
     assert list(shared.rglob("*")) == []
     assert not home.exists() or list(home.rglob("*.nbi")) == []
     import jitc.backends.cpu as cpu
 
     package = Path(cpu.__file__).parent.parent.parent
     own = Path(os.environ.get("JITC_CACHE_DIR", "/nonexistent")).resolve()  # CI keeps it there
-    assert [p for p in package.rglob("*.nb[ic]") if p.stat().st_mtime >= started
-            and own not in p.resolve().parents] == []
+    assert [
+        p
+        for p in package.rglob("*.nb[ic]")
+        if p.stat().st_mtime >= started and own not in p.resolve().parents
+    ] == []
 
 
 def test_planted_pickles_are_never_loaded_from_any_cache_location(warm, tmp_path):
@@ -123,11 +133,16 @@ def test_planted_pickles_are_never_loaded_from_any_cache_location(warm, tmp_path
     module = next(cache.glob("jitc_*.py"))
     for index in cache.rglob("__pycache__/*.nbi"):
         plant(index.parent, [index.name[: -len(".nbi")]], marker)
-    plant(shared / UserProvidedCacheLocator.get_suitable_cache_subpath(str(module)), names,
-          marker)
+    plant(shared / UserProvidedCacheLocator.get_suitable_cache_subpath(str(module)), names, marker)
     home = tmp_path / "home"
-    plant(home / ".cache" / "numba" / UserProvidedCacheLocator.get_suitable_cache_subpath(
-        str(module)), names, marker)
+    plant(
+        home
+        / ".cache"
+        / "numba"
+        / UserProvidedCacheLocator.get_suitable_cache_subpath(str(module)),
+        names,
+        marker,
+    )
     ok(run(cache, NUMBA_CACHE_DIR=str(shared), HOME=str(home)))
     assert not marker.exists()
     ok(run(cache))  # and the rebuilt entries are sealed and load
@@ -138,8 +153,9 @@ def test_a_corrupted_launcher_entry_is_rebuilt(warm, tmp_path):
     """Before: the launcher was cached by numba beside the package, unsealed; a corrupted
     entry failed every later run."""
     cache = copy_of(warm, tmp_path)
-    launcher = [p for p in cache.rglob("__pycache__/*") if ".launch-" in p.name
-                or "._parallel-" in p.name]
+    launcher = [
+        p for p in cache.rglob("__pycache__/*") if ".launch-" in p.name or "._parallel-" in p.name
+    ]
     assert launcher
     for p in launcher:
         p.write_bytes(p.read_bytes()[:40] + b"\x00garbage")
@@ -155,8 +171,10 @@ def test_a_directory_others_can_write_is_refused_anywhere_in_the_cache(warm, tmp
     assert "other users can write" in result.stderr
 
 
-@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
-                    reason="giving a directory to another user needs root")
+@pytest.mark.skipif(
+    not hasattr(os, "getuid") or os.getuid() != 0,
+    reason="giving a directory to another user needs root",
+)
 def test_a_directory_of_another_user_is_refused_anywhere_in_the_cache(warm, tmp_path):
     cache = copy_of(warm, tmp_path)
     os.chown(cache / "__pycache__", 65534, 65534)
@@ -186,8 +204,9 @@ def mount(tmp_path):
     def do(options):
         where = tmp_path / f"mnt{len(mounted)}"
         where.mkdir()
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
-                          capture_output=True).returncode:
+        if subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True
+        ).returncode:
             pytest.skip("cannot mount a tmpfs here (needs root)")
         mounted.append(where)
         return where
@@ -216,8 +235,9 @@ def test_a_full_disk_compiles_without_the_cache(mount):
     one_cache_warning(run(where / "cache"), where / "cache", "No space left on device")
 
 
-@pytest.mark.skipif(hasattr(os, "getuid") and os.getuid() == 0,
-                    reason="root writes into a mode 0500 directory")
+@pytest.mark.skipif(
+    hasattr(os, "getuid") and os.getuid() == 0, reason="root writes into a mode 0500 directory"
+)
 def test_a_read_only_directory_compiles_without_the_cache(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -228,10 +248,18 @@ def test_a_read_only_directory_compiles_without_the_cache(tmp_path):
 
 def test_no_writable_home_compiles_without_the_cache(tmp_path):
     home = "/proc/jitc-no-home"  # no one can create a directory in /proc
-    full = {k: v for k, v in os.environ.items()
-            if k not in ("JITC_CACHE_DIR", "XDG_CACHE_HOME") and not k.startswith("NUMBA_")}
-    result = subprocess.run([sys.executable, "-c", PROGRAM], env=dict(full, HOME=home),
-                            capture_output=True, text=True, timeout=300)
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("JITC_CACHE_DIR", "XDG_CACHE_HOME") and not k.startswith("NUMBA_")
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM],
+        env=dict(full, HOME=home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     one_cache_warning(result, f"{home}/.cache/jitc", "No such file or directory")
 
 
@@ -278,8 +306,11 @@ def _unsealed(cache: Path) -> list[str]:
     """Generated modules whose numba files do not match their seal."""
     from jitc.backends.native.cache import _matches, numba_files
 
-    return [p.name for p in cache.rglob("jitc_*.py")
-            if numba_files(str(p)) and not _matches(numba_files(str(p)), f"{p}.sealed")]
+    return [
+        p.name
+        for p in cache.rglob("jitc_*.py")
+        if numba_files(str(p)) and not _matches(numba_files(str(p)), f"{p}.sealed")
+    ]
 
 
 def _kernel_files(cache, suffix):
@@ -287,10 +318,13 @@ def _kernel_files(cache, suffix):
 
 
 CORRUPTIONS = {
-    "flipped .nbc": lambda c: [p.write_bytes(bytes([p.read_bytes()[0] ^ 1]) + p.read_bytes()[1:])
-                               for p in _kernel_files(c, ".nbc")],
-    "truncated .nbc": lambda c: [p.write_bytes(p.read_bytes()[:20])
-                                 for p in _kernel_files(c, ".nbc")],
+    "flipped .nbc": lambda c: [
+        p.write_bytes(bytes([p.read_bytes()[0] ^ 1]) + p.read_bytes()[1:])
+        for p in _kernel_files(c, ".nbc")
+    ],
+    "truncated .nbc": lambda c: [
+        p.write_bytes(p.read_bytes()[:20]) for p in _kernel_files(c, ".nbc")
+    ],
     "emptied .nbi": lambda c: [p.write_bytes(b"") for p in _kernel_files(c, ".nbi")],
     "random .nbi": lambda c: [p.write_bytes(os.urandom(64)) for p in _kernel_files(c, ".nbi")],
     "removed .sealed": lambda c: [p.unlink() for p in Path(c).glob("*.sealed")],

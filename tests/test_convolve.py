@@ -12,9 +12,14 @@ from jitc.numpy_api.convolve import UNROLL_MAX
 def every_mode(a, v, ints, taps, long):
     out = []
     for mode in ("full", "same", "valid"):
-        out += [np.convolve(a, v, mode), np.convolve(v, a, mode), np.correlate(a, v, mode),
-                np.correlate(v, a, mode), np.convolve(ints, taps, mode),
-                np.correlate(a, long, mode)]
+        out += [
+            np.convolve(a, v, mode),
+            np.convolve(v, a, mode),
+            np.correlate(a, v, mode),
+            np.correlate(v, a, mode),
+            np.convolve(ints, taps, mode),
+            np.correlate(a, long, mode),
+        ]
     return out + [np.convolve(a, v), np.correlate(a, v)]  # the default modes
 
 
@@ -47,12 +52,15 @@ def test_a_smoothing_filter_in_a_loop_with_float32(backend):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda a: np.convolve(a, a[:0]), "v cannot be empty"),
-    (lambda a: np.correlate(a[:0], a), "a cannot be empty"),
-    (lambda a: np.convolve(a.reshape(2, 3), a), "object too deep"),
-    (lambda a: np.correlate(a, a, mode="middle"), "mode must be one of"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda a: np.convolve(a, a[:0]), "v cannot be empty"),
+        (lambda a: np.correlate(a[:0], a), "a cannot be empty"),
+        (lambda a: np.convolve(a.reshape(2, 3), a), "object too deep"),
+        (lambda a: np.correlate(a, a, mode="middle"), "mode must be one of"),
+    ],
+)
 def test_numpys_errors_with_the_users_line(call, message):
     with pytest.raises(ValueError, match=message + r".*test_convolve\.py"):
         jitc.jit(call, backend="reference")(np.arange(6.0))

@@ -21,9 +21,11 @@ def _softmax_layer(x, W, b):
 
 def _inputs(batch=16):
     rng = np.random.default_rng(0)
-    return (rng.standard_normal((batch, 64), dtype=np.float32),
-            rng.standard_normal((64, 32), dtype=np.float32),
-            rng.standard_normal(32, dtype=np.float32))
+    return (
+        rng.standard_normal((batch, 64), dtype=np.float32),
+        rng.standard_normal((64, 32), dtype=np.float32),
+        rng.standard_normal(32, dtype=np.float32),
+    )
 
 
 _SPECIAL = {
@@ -71,8 +73,14 @@ def test_every_elementwise_primitive_matches_numpy_on_special_values(dtype):
     for name, x, y in zip(names, got, want):
         assert x.dtype == y.dtype, name
         if x.dtype.kind == "f":
-            np.testing.assert_allclose(x, y, rtol=4e-6 if x.dtype == np.float32 else 1e-13,
-                                       atol=0, equal_nan=True, err_msg=name)
+            np.testing.assert_allclose(
+                x,
+                y,
+                rtol=4e-6 if x.dtype == np.float32 else 1e-13,
+                atol=0,
+                equal_nan=True,
+                err_msg=name,
+            )
         else:
             np.testing.assert_array_equal(x, y, err_msg=name)
 
@@ -120,8 +128,9 @@ _SCRIPT = textwrap.dedent("""
 
 def _run(cache_dir):
     env = dict(os.environ, JITC_CACHE_DIR=str(cache_dir))
-    return subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_a_corrupted_cache_entry_is_rebuilt(tmp_path):
@@ -150,10 +159,10 @@ def test_the_cache_directory_is_private_and_a_shared_one_is_refused(tmp_path):
 
 
 def test_jitc_dump_writes_the_generated_source(tmp_path):
-    env = dict(os.environ, JITC_DUMP=str(tmp_path / "dump"),
-               JITC_CACHE_DIR=str(tmp_path / "cache"))
-    out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=300)
+    env = dict(os.environ, JITC_DUMP=str(tmp_path / "dump"), JITC_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run(
+        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     dumped = list((tmp_path / "dump").glob("*.cpu.py"))
     assert dumped and "def driver(" in dumped[0].read_text()
@@ -171,7 +180,7 @@ def _large_program(x, y, idx):
     paths): strided, reversed and broadcast reads, iota, concatenate, gather, reductions."""
     n = x.shape[0]
     a = np.tanh(x[::2] * 0.5 + y[::-2]) + np.arange(n // 2, dtype=np.float32) * 1e-6
-    b = np.concatenate([x[: n // 2], y[n // 2:]]) * 2.0 + 1.0
+    b = np.concatenate([x[: n // 2], y[n // 2 :]]) * 2.0 + 1.0
     c = np.exp(-np.abs(x))[idx]
     m = x.reshape(256, -1)
     row = np.exp(m - m.max(axis=1, keepdims=True))
@@ -203,8 +212,7 @@ def test_a_blas_product_splits_into_few_large_blocks():
 
     rng = np.random.default_rng(5)
     w = rng.standard_normal((512, 1024)).astype(np.float32)
-    cap = launcher.BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS \
-        * launcher.CHUNK_MIN_WORK
+    cap = launcher.BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS * launcher.CHUNK_MIN_WORK
     f = jitc.jit(lambda x, w: np.tanh(x @ w), backend="cpu")
     for batch in (1, 300):
         x = rng.standard_normal((batch, 512)).astype(np.float32)
@@ -213,9 +221,12 @@ def test_a_blas_product_splits_into_few_large_blocks():
         blas = [k for k in executable.program.kernels if k.blas]
         assert len(blas) == 1 and blas[0].work > cap  # more work than its launch is given
         n = executable.state
-        works = [n[e + 3] for e in range(n[LAUNCH_TABLE],
-                                          n[LAUNCH_TABLE] + LAUNCH_ENTRY * n[LAUNCHES],
-                                          LAUNCH_ENTRY)]
+        works = [
+            n[e + 3]
+            for e in range(
+                n[LAUNCH_TABLE], n[LAUNCH_TABLE] + LAUNCH_ENTRY * n[LAUNCHES], LAUNCH_ENTRY
+            )
+        ]
         assert cap in works
 
 
@@ -248,13 +259,17 @@ def test_dot_kernels_over_every_operand_layout_match_numpy(dtype):
         want = np.einsum(spec, a, b)
         got = f(a, b)
         assert got.dtype == want.dtype and got.shape == want.shape, spec
-        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                                   atol=1e-4 if dtype == np.float32 else 1e-12, err_msg=spec)
+        np.testing.assert_allclose(
+            got,
+            want,
+            rtol=1e-5 if dtype == np.float32 else 1e-12,
+            atol=1e-4 if dtype == np.float32 else 1e-12,
+            err_msg=spec,
+        )
 
 
 def roll_stencil(u):
-    return (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -1, 1)
-            - 4 * u)
+    return np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -1, 1) - 4 * u
 
 
 @pytest.mark.parametrize("shape", [(9, 13), (1, 5), (4, 2)])
@@ -265,8 +280,12 @@ def test_a_roll_stencil_cuts_its_loop_at_the_seams(shape):
     c = jitc.jit(roll_stencil).lower(u).compile(backend="cpu")
     np.testing.assert_array_equal(c(u), roll_stencil(u))
     bodies = _loop_bodies(c.executable.source, "for i1 in range(")
-    assert bodies and not [line for body in bodies for line in body
-                           if line.lstrip().startswith(("if ", "elif ", "else"))]
+    assert bodies and not [
+        line
+        for body in bodies
+        for line in body
+        if line.lstrip().startswith(("if ", "elif ", "else"))
+    ]
 
 
 def _loop_bodies(source, head):
@@ -275,7 +294,7 @@ def _loop_bodies(source, head):
     for k, line in enumerate(lines):
         if line.lstrip().startswith(head):
             depth, body = len(line) - len(line.lstrip()), []
-            for inner in lines[k + 1:]:
+            for inner in lines[k + 1 :]:
                 if len(inner) - len(inner.lstrip()) <= depth:
                     break
                 body.append(inner)

@@ -30,8 +30,9 @@ S = jitc.spec
 
 
 def _example_functions():
-    mlp, ln, att, lstm, qs = (load(n) for n in ("mlp", "layernorm", "attention", "lstm",
-                                                 "quickstart"))
+    mlp, ln, att, lstm, qs = (
+        load(n) for n in ("mlp", "layernorm", "attention", "lstm", "quickstart")
+    )
     vec = [S("f32[1,60]")] * 6
     return [
         ("mlp.mlp", mlp.mlp, [S("f32[4,512]")]),
@@ -52,18 +53,32 @@ def _optimized(fn, specs):
 
 # ----------------------------------------------------------------------------- the simulator
 
-SIM_MODULES = (["tests/cuda_sim/test_sim_surface.py"],
-               ["tests/cuda_sim/test_sim_backend.py", "tests/cuda_sim/test_sim_examples.py",
-                "tests/cuda_sim/test_sim_mutation.py", "tests/cuda_sim/test_sim_dtypes.py"])
+SIM_MODULES = (
+    ["tests/cuda_sim/test_sim_surface.py"],
+    [
+        "tests/cuda_sim/test_sim_backend.py",
+        "tests/cuda_sim/test_sim_examples.py",
+        "tests/cuda_sim/test_sim_mutation.py",
+        "tests/cuda_sim/test_sim_dtypes.py",
+    ],
+)
 
 
 def test_the_simulator_suite_passes():
     """Two child pytest processes (one per core) with NUMBA_ENABLE_CUDASIM=1."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     start = time.time()
-    procs = [subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               *mods], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for mods in SIM_MODULES]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *mods],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for mods in SIM_MODULES
+    ]
     outs = []
     for p in procs:
         try:
@@ -83,18 +98,36 @@ def test_the_simulator_suite_passes():
 def test_the_simulator_tests_are_not_collected_without_the_simulator_or_a_gpu():
     if toolchain.gpu_present():
         pytest.skip("a CUDA GPU is here: tests/cuda_sim run on it")
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
-                          "-p", "no:cacheprovider", "tests/cuda_sim"], cwd=ROOT,
-                         env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"),
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--collect-only",
+            "-p",
+            "no:cacheprovider",
+            "tests/cuda_sim",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"),
+        capture_output=True,
+        text=True,
+    )
     assert "no tests collected" in out.stdout + out.stderr, out.stdout[-2000:]
 
 
 # ----------------------------------------------------------------------------- availability
 
+
 def test_gpu_benchmark_runs_or_says_in_one_line_why_not():
-    out = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--quick", "--repeats",
-                          "1"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_gpu.py", "--quick", "--repeats", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     if not toolchain.gpu_present():
         assert out.stdout.startswith("cuda: skipped: no CUDA GPU"), out.stdout
@@ -115,16 +148,22 @@ def test_cuda_needs_a_gpu_or_the_simulator_and_says_so():
 
 # ----------------------------------------------------------------------------- sizes at run time
 
+
 def test_kernels_take_sizes_at_run_time():
     """A new extent reuses the kernel: only ranks, dtypes, the broadcast pattern and the
     graph's own constants (a mean divides by its row length) shape the source."""
     mlp = load("mlp")
     pairs = [
-        (jitc.jit(lambda x, b: (np.tanh(x + b).max(-1), x.T * 2)), [S("f32[64,256]"),
-                                                                   S("f32[256]")],
-         [S("f32[7,100]"), S("f32[100]")]),
-        (mlp.layer, [S("f32[40,512]"), S("f32[512,256]"), S("f32[256]")],
-         [S("f32[96,64]"), S("f32[64,10]"), S("f32[10]")]),
+        (
+            jitc.jit(lambda x, b: (np.tanh(x + b).max(-1), x.T * 2)),
+            [S("f32[64,256]"), S("f32[256]")],
+            [S("f32[7,100]"), S("f32[100]")],
+        ),
+        (
+            mlp.layer,
+            [S("f32[40,512]"), S("f32[512,256]"), S("f32[256]")],
+            [S("f32[96,64]"), S("f32[64,10]"), S("f32[10]")],
+        ),
     ]
     for fn, a, b in pairs:
         first = [k.name for k in cuda_backend.kernels(_optimized(fn, a))]
@@ -133,6 +172,7 @@ def test_kernels_take_sizes_at_run_time():
 
 
 # ----------------------------------------------------------------------------- PTX and ptxas
+
 
 @needs_toolchain
 def test_example_kernels_compile_to_ptx_and_assemble_for_sm80_and_sm90():
@@ -144,11 +184,15 @@ def test_example_kernels_compile_to_ptx_and_assemble_for_sm80_and_sm90():
     assert {k.kind for k in kernels.values()} == {"loop", "reduction", "dot_tile", "dot_skinny"}
     start = time.time()
     reports = kernel_reports(list(kernels.values()), ARCHES)  # one NVVM batch, this process
-    print(f"\n{len(kernels)} distinct kernels x {len(ARCHES)} archs: NVVM + ptxas in "
-          f"{time.time() - start:.0f} s ({toolchain.ptxas_version()})")
+    print(
+        f"\n{len(kernels)} distinct kernels x {len(ARCHES)} archs: NVVM + ptxas in "
+        f"{time.time() - start:.0f} s ({toolchain.ptxas_version()})"
+    )
     print(table(reports))
-    print("used by: " + "; ".join(f"{name}: {', '.join(sorted(set(o)))}"
-                                   for name, o in owners.items()))
+    print(
+        "used by: "
+        + "; ".join(f"{name}: {', '.join(sorted(set(o)))}" for name, o in owners.items())
+    )
     assert len(reports) == len(kernels) * len(ARCHES)
     for r in reports:
         assert 0 < r.registers <= 255, r
@@ -181,7 +225,7 @@ def _half_ops(x, d):
 
 
 def _unsigned_ops(u):
-    return u // (u >> np.uint64(3)), np.fmod(u, np.uint64(7)), u ** 3, np.sign(u), -u, ~u
+    return u // (u >> np.uint64(3)), np.fmod(u, np.uint64(7)), u**3, np.sign(u), -u, ~u
 
 
 @needs_toolchain
@@ -224,9 +268,14 @@ def test_scatter_kernels_of_traced_index_writes_assemble():
 @needs_toolchain
 def test_scan_kernels_assemble_for_every_kind_and_dtype():
     """np.cumsum and friends: one thread per column, its steps in order."""
+
     def scans(x):
-        return (np.cumsum(x, axis=0), np.cumprod(x, axis=1), np.maximum.accumulate(x, axis=1),
-                np.minimum.accumulate(x, axis=0))
+        return (
+            np.cumsum(x, axis=0),
+            np.cumprod(x, axis=1),
+            np.maximum.accumulate(x, axis=1),
+            np.minimum.accumulate(x, axis=0),
+        )
 
     kernels = {}
     for dtype in programs.DTYPES:
@@ -243,6 +292,7 @@ def test_scan_kernels_assemble_for_every_kind_and_dtype():
 @needs_toolchain
 def test_sort_kernels_assemble_for_every_dtype():
     """np.sort / np.argsort: one thread per row, a merge sort through a scratch array."""
+
     def sorts(x):
         return np.sort(x, axis=0), np.argsort(x, axis=1)
 

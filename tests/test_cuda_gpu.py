@@ -9,8 +9,10 @@ import jitc
 from jitc.backends.cuda import toolchain
 
 if toolchain.simulator_enabled() or not toolchain.gpu_present():
-    pytest.skip("needs a CUDA GPU (tests/cuda_sim run the cuda backend under the simulator)",
-                allow_module_level=True)
+    pytest.skip(
+        "needs a CUDA GPU (tests/cuda_sim run the cuda backend under the simulator)",
+        allow_module_level=True,
+    )
 cp = pytest.importorskip("cupy")
 
 RNG = np.random.default_rng(11)
@@ -55,6 +57,7 @@ def test_an_in_place_update_of_a_cupy_array_is_seen_by_the_caller():
 def test_later_calls_launch_directly_and_match_numpy_on_another_stream():
     """The first call launches through numba; later ones through DirectLaunch (no numba
     dispatcher), on whatever CuPy stream is current, with integer arguments (sizes) too."""
+
     def f(x, y):
         return np.tanh(x) * y + 1.5, (x * y).sum(axis=1)
 

@@ -125,12 +125,16 @@ def reports():
     keys = [(name, arch) for name in SIGNATURES for arch in ARCHES]
     ptxs = toolchain.compile_ptx_many([(KERNELS, SIGNATURES[n], a, n) for n, a in keys])
     out = {(n, a): (ptx, toolchain.assemble(ptx, a)) for (n, a), ptx in zip(keys, ptxs)}
-    rows = [f"{'kernel':<14} {'arch':<6} {'regs':>4} {'smem':>5} {'stack':>5} {'spills':>6}"
-            f" {'barriers':>8}"]
+    rows = [
+        f"{'kernel':<14} {'arch':<6} {'regs':>4} {'smem':>5} {'stack':>5} {'spills':>6}"
+        f" {'barriers':>8}"
+    ]
     for (name, arch), (_, rep) in out.items():
         k = rep.kernel(name)
-        rows.append(f"{name:<14} {arch:<6} {k.registers:>4} {k.smem_bytes:>5} "
-                    f"{k.stack_frame_bytes:>5} {k.spill_bytes:>6} {k.barriers:>8}")
+        rows.append(
+            f"{name:<14} {arch:<6} {k.registers:>4} {k.smem_bytes:>5} "
+            f"{k.stack_frame_bytes:>5} {k.spill_bytes:>6} {k.barriers:>8}"
+        )
     print("\nptxas resources (" + next(iter(out.values()))[1].ptxas_version + ")")
     print("\n".join(rows))
     return out
@@ -148,8 +152,7 @@ def test_kernel_compiles_and_assembles(reports, name, arch):
     assert 0 < k.registers <= 255
     assert k.spill_bytes == 0 and k.stack_frame_bytes == 0
     assert rep.cubin[:4] == b"\x7fELF"
-    print(f"{name} {arch}: {k.registers} registers, {k.smem_bytes} B smem, "
-          f"{k.barriers} barriers")
+    print(f"{name} {arch}: {k.registers} registers, {k.smem_bytes} B smem, {k.barriers} barriers")
 
 
 @needs_toolchain
@@ -177,8 +180,9 @@ def test_function_object_and_numba_types():
         with pytest.raises(toolchain.ToolchainError, match="simulator"):
             toolchain.compile_ptx(ns["ew_exp_tanh"], (float32[::1], float32[::1]), "sm_80")
         return
-    ptx = toolchain.compile_ptx(ns["ew_exp_tanh"], (float32[::1], float32[::1]), (8, 0),
-                                fastmath=True, launch_bounds=256)
+    ptx = toolchain.compile_ptx(
+        ns["ew_exp_tanh"], (float32[::1], float32[::1]), (8, 0), fastmath=True, launch_bounds=256
+    )
     rep = toolchain.assemble(ptx, 80)
     assert rep.arch == "sm_80" and rep.kernel("ew_exp_tanh").registers > 0
 
@@ -228,7 +232,11 @@ def test_parse_ptxas_log_formats():
     assert (f.short_name, f.registers, f.smem_bytes, f.stack_frame_bytes) == ("f", 40, 2048, 16)
     assert (f.spill_store_bytes, f.spill_load_bytes, f.barriers, f.cmem_bytes) == (8, 4, 1, 380)
     assert (plain.short_name, plain.registers, plain.smem_bytes, plain.cmem_bytes) == (
-        "plain", 8, 0, 352)
+        "plain",
+        8,
+        0,
+        352,
+    )
     assert rep.kernel("f") is f
     with pytest.raises(dataclasses.FrozenInstanceError):
         f.registers = 1
@@ -243,8 +251,13 @@ def test_parse_arch():
 
 
 def _run_child(code, **env):
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, **env), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **env),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -335,8 +348,14 @@ SIM_CHILD = textwrap.dedent("""
 
 
 def test_kernels_under_simulator_match_numpy():
-    proc = subprocess.run([sys.executable, "-c", SIM_CHILD], input=KERNELS, capture_output=True,
-                          text=True, env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", SIM_CHILD],
+        input=KERNELS,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     err = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"simulator max errors: {err}")
@@ -356,7 +375,13 @@ def test_compile_ptx_from_a_simulator_process():
                                     "sm_80", name="ew_exp_tanh")
         print(toolchain.assemble(ptx, "sm_80").kernel("ew_exp_tanh").registers)
         """)
-    proc = subprocess.run([sys.executable, "-c", code], input=KERNELS, capture_output=True,
-                          text=True, env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"), timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        input=KERNELS,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"),
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert int(proc.stdout.strip().splitlines()[-1]) > 0

@@ -56,8 +56,10 @@ def np_shape_baked(x):
     return x.sum(axis=1) / x.shape[0]
 
 
-layernorm, softmax, chain, stats, mlp, stencil, two, shape_baked = map(jitc.jit, (
-    np_layernorm, np_softmax, np_chain, np_stats, np_mlp, np_stencil, np_two, np_shape_baked))
+layernorm, softmax, chain, stats, mlp, stencil, two, shape_baked = map(
+    jitc.jit,
+    (np_layernorm, np_softmax, np_chain, np_stats, np_mlp, np_stencil, np_two, np_shape_baked),
+)
 
 
 def threads(value):
@@ -136,9 +138,8 @@ def test_stencil_with_roll_along_a_chunked_axis():
 
 
 def np_rolls(u, v):
-    lap = (np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -3, 1)
-           - 4 * u)
-    return lap * v, (lap ** 2).sum(axis=0), np.roll(u * 2, 1, axis=0)
+    lap = np.roll(u, 1, 0) + np.roll(u, -1, 0) + np.roll(u, 2, 1) + np.roll(u, -3, 1) - 4 * u
+    return lap * v, (lap**2).sum(axis=0), np.roll(u * 2, 1, axis=0)
 
 
 rolls = jitc.jit(np_rolls)
@@ -192,8 +193,10 @@ def test_writing_into_a_dask_argument_is_refused():
 def test_unknown_chunk_sizes_are_refused():
     x = da.from_array(X, chunks=(64, 48))
     unknown = x[x[:, 0] > 0]
-    with pytest.raises(UnsupportedError, match="np_chain: argument 'x' is a dask array of unknown "
-                       "chunk sizes.*compute_chunk_sizes"):
+    with pytest.raises(
+        UnsupportedError,
+        match="np_chain: argument 'x' is a dask array of unknown chunk sizes.*compute_chunk_sizes",
+    ):
         chain(unknown, 1.0)
 
 
@@ -217,16 +220,22 @@ def test_each_block_shape_compiles_once():
 @pytest.fixture(scope="module")
 def cluster_client():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            processes=True,
+            threads_per_worker=1,
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
 def test_local_cluster_with_worker_processes(cluster_client):
     x = da.from_array(X, chunks=(64, 16))
-    out = (layernorm(x, G, B).sum(axis=0), two(x, X)["scaled"][0],
-           stats(x.astype(np.float64)))
+    out = (layernorm(x, G, B).sum(axis=0), two(x, X)["scaled"][0], stats(x.astype(np.float64)))
     got = cluster_client.compute(out, sync=True)
     close(got[0], np_layernorm(X, G, B).sum(axis=0), rtol=1e-4)
     close(got[1], X * 3)
@@ -286,8 +295,16 @@ def test_workers_run_kernels_on_their_share_of_the_cores(cluster_client):
 
 
 def np_every_kind(x, m):
-    return (x.sum(), x.prod(axis=0), x.max(axis=(0, 1)), x.min(axis=0, keepdims=True),
-            (x > 0).all(axis=0), (x > 2).any(), x.mean(), (x * m).sum(axis=1))
+    return (
+        x.sum(),
+        x.prod(axis=0),
+        x.max(axis=(0, 1)),
+        x.min(axis=0, keepdims=True),
+        (x > 0).all(axis=0),
+        (x > 2).any(),
+        x.mean(),
+        (x * m).sum(axis=1),
+    )
 
 
 every_kind = jitc.jit(np_every_kind)
@@ -295,8 +312,11 @@ every_kind = jitc.jit(np_every_kind)
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint8, np.float32])
 def test_every_reduction_kind_across_blocks(dtype):
-    data = (RNG.standard_normal((37, 23)) * 3).astype(dtype) if dtype != np.uint8 else \
-        RNG.integers(0, 255, (37, 23)).astype(np.uint8)
+    data = (
+        (RNG.standard_normal((37, 23)) * 3).astype(dtype)
+        if dtype != np.uint8
+        else RNG.integers(0, 255, (37, 23)).astype(np.uint8)
+    )
     m = RNG.integers(0, 3, (37, 23)).astype(dtype)
     x = da.from_array(data, chunks=(10, 7))
     got = threads(every_kind(x, m))
@@ -342,9 +362,11 @@ def test_jitc_log_says_which_axes_are_rechunked(caplog):
     with caplog.at_level("INFO", logger="jitc"):
         f(x, x)
     got = [r.getMessage() for r in caplog.records if "on dask arrays" in r.getMessage()]
-    assert got == [f"np_rolls on dask arrays: {a} axis 0: rechunked from 4 chunks to one: "
-                   f"slice at {__file__}:{np_rolls.__code__.co_firstlineno + 3} takes part of it"
-                   for a in "uv"]
+    assert got == [
+        f"np_rolls on dask arrays: {a} axis 0: rechunked from 4 chunks to one: "
+        f"slice at {__file__}:{np_rolls.__code__.co_firstlineno + 3} takes part of it"
+        for a in "uv"
+    ]
 
 
 def test_many_partials_combine_in_a_tree_and_tasks_stay_small():
@@ -360,8 +382,11 @@ def test_many_partials_combine_in_a_tree_and_tasks_stay_small():
     y = stats(x)
     close(threads(y), np_stats(X.astype(np.float64)), rtol=1e-12)
     graph = dict(y[0].__dask_graph__())
-    combines = [t for t in graph.values() if isinstance(t, tuple) and t and
-                getattr(t[0], "__name__", "") == "combine"]
+    combines = [
+        t
+        for t in graph.values()
+        if isinstance(t, tuple) and t and getattr(t[0], "__name__", "") == "combine"
+    ]
     assert combines and max(len(t) - 2 for t in combines) <= SPLIT_EVERY
     assert _combiner("sum")._cache  # compiled: the partials went through a jitc kernel
     refs = [v for v in graph.values() if isinstance(v, StageRef)]

@@ -23,7 +23,9 @@ from tests.fresh import run
 def test_a_bound_method_writes_through_self_and_reads_its_arrays(tmp_path):
     """Before: jitc.jit(rnn.update) dropped the writes into rnn's arrays, and a bound
     method's `self.emb[ids]` failed with "Python control flow"."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import copy
         import numpy as np, jitc
         from jitc.runtime import tiered
@@ -59,7 +61,8 @@ def test_a_bound_method_writes_through_self_and_reads_its_arrays(tmp_path):
                 assert np.allclose(getattr(rnn, name), getattr(want, name)), (step, name)
             assert np.allclose(embed(ids), want.embed(ids))
         print("ok")
-    """)
+    """,
+    )
     assert out.split() == ["ok"]
 
 
@@ -67,7 +70,9 @@ def test_writes_into_many_arrays_of_a_module_settle(tmp_path):
     """Arrays reached through a module's attribute are read as constants until written:
     each write retraces once. Before: more than 8 of them ended in `AssertionError: tracing
     did not settle on the arrays to capture`."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import types
         import numpy as np, jitc
         from jitc.runtime import tiered
@@ -93,7 +98,8 @@ def test_writes_into_many_arrays_of_a_module_settle(tmp_path):
             assert all(np.array_equal(p, w) for p, w in zip(state.params, want))
             tiered.wait()
         print("ok")
-    """)
+    """,
+    )
     assert out.split() == ["ok"]
 
 
@@ -101,7 +107,9 @@ def test_writing_an_array_numpy_makes_anew_on_every_trace_is_a_clear_error(tmp_p
     """np.arange's array is a constant of the trace, made anew by every retrace; writing
     it after reading it cannot settle. Before: the same AssertionError; now an
     UnsupportedError naming the line and what to write instead."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import numpy as np, jitc
 
         @jitc.jit
@@ -115,7 +123,8 @@ def test_writing_an_array_numpy_makes_anew_on_every_trace_is_a_clear_error(tmp_p
             f(np.ones(3))
         except jitc.UnsupportedError as e:
             print(e)
-    """)
+    """,
+    )
     assert "script.py:10)" in out and "np.zeros" in out and "made anew" in out
 
 
@@ -136,19 +145,25 @@ def test_first_transcendental_after_cached_kernels_does_not_deadlock(tmp_path):
     vmath: a deadlock in 3 of 5 runs. With JITC_CHECK_LOCKS=1 (tests/fresh.py) the wrong
     order raises LockOrderError every time. A cold runtime store makes vmath compile too."""
     for run_index in range(2):
-        out = run(tmp_path, ABS_THEN_ARCCOS, env={
-            "JITC_RUNTIME_DIR": str(tmp_path / f"runtime{run_index}")},
-            cache=tmp_path / f"cache{run_index}")
+        out = run(
+            tmp_path,
+            ABS_THEN_ARCCOS,
+            env={"JITC_RUNTIME_DIR": str(tmp_path / f"runtime{run_index}")},
+            cache=tmp_path / f"cache{run_index}",
+        )
         assert out.split() == ["ok"]
 
 
 def test_importing_vmath_takes_no_jitc_lock(tmp_path):
     """Module code must not take the loading lock (cache._LoadingLock's hierarchy)."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import jitc.backends.cpu.vmath
         from jitc.backends.native import cache
         print(cache.resolved())
-    """)
+    """,
+    )
     assert out.split() == ["(None,", "None)"]
 
 
@@ -211,10 +226,14 @@ def test_submit_after_a_first_call_on_a_cold_cache(tmp_path):
 
 def test_the_native_worker_starts_first_in_a_process(tmp_path):
     """The worker started before any kernel: it starts numba's pool itself."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         from jitc.backends.cpu.worker import worker
         print(worker() is not None)
-    """, env={"JITC_RUNTIME_DIR": str(tmp_path / "runtime")})
+    """,
+        env={"JITC_RUNTIME_DIR": str(tmp_path / "runtime")},
+    )
     assert out.split() == ["True"]
 
 
@@ -223,7 +242,9 @@ def test_np_random_inside_a_jitted_function_is_refused_by_name(tmp_path):
     or a TypeError naming no line. Every way of reaching np.random is an UnsupportedError
     naming the call and the line; np.random outside the trace, and np.empty called by
     NumPy's own code while tracing, are NumPy's."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import numpy as np, jitc
         import numpy.random
         from numpy.random import rand
@@ -265,7 +286,8 @@ def test_np_random_inside_a_jitted_function_is_refused_by_name(tmp_path):
                 line = str(e).split("(at ")[1].split(")")[0].rsplit("/", 1)[1]
                 print(str(e).split(" is not supported")[0], line)
         print(np.random.default_rng(0).normal() == np.random.default_rng(0).normal())
-    """)
+    """,
+    )
     assert out.splitlines() == [
         "np.random.rand script.py:19",
         "np.random.rand script.py:22",
@@ -281,7 +303,9 @@ def test_a_chrome_trace_of_a_first_run_records_the_tier_that_ran(tmp_path):
     """Before: JITC_TRACE crashed the first run of any new script (the reference tier
     has no kernels to name)."""
     trace = tmp_path / "trace.json"
-    run(tmp_path, """
+    run(
+        tmp_path,
+        """
         import numpy as np, jitc
         from jitc.runtime import tiered
 
@@ -293,7 +317,9 @@ def test_a_chrome_trace_of_a_first_run_records_the_tier_that_ran(tmp_path):
         assert np.allclose(f(x), np.tanh(x) * 2)
         tiered.wait()
         assert np.allclose(f(x), np.tanh(x) * 2)
-    """, env={"JITC_TRACE": str(trace)})
+    """,
+        env={"JITC_TRACE": str(trace)},
+    )
     events = json.loads(trace.read_text())["traceEvents"]
     calls = [e["args"]["backend"] for e in events if e["cat"] == "call"]
     assert calls == ["reference", "cpu"]
@@ -333,12 +359,19 @@ def test_ctrl_c_during_a_first_call_leaves_the_function_working(tmp_path, mode):
     compile, a kernel's compile). Before: the next call failed with "module 'numba' has
     no attribute 'core'", a TypingError, or "no compiled object yet"."""
     env = {"JITC_COMPILE": mode}
-    first_call = float(run(tmp_path, CTRL_C_DURING_THE_FIRST_CALL, 0, env=env,
-                           cache=tmp_path / "cache").split()[0])
+    first_call = float(
+        run(tmp_path, CTRL_C_DURING_THE_FIRST_CALL, 0, env=env, cache=tmp_path / "cache").split()[0]
+    )
     interrupted = 0
     for share in (0.1, 0.35, 0.6, 0.85):  # of an uninterrupted first call's time
-        out = run(tmp_path, CTRL_C_DURING_THE_FIRST_CALL, share * first_call, env=env,
-                  cache=tmp_path / f"cache{share}", allow_stderr=True)
+        out = run(
+            tmp_path,
+            CTRL_C_DURING_THE_FIRST_CALL,
+            share * first_call,
+            env=env,
+            cache=tmp_path / f"cache{share}",
+            allow_stderr=True,
+        )
         assert out.split()[-1] == "ok"
         interrupted += "interrupted" in out
     assert interrupted >= 2  # the Ctrl-Cs reached into the call, not only after it
@@ -347,7 +380,9 @@ def test_ctrl_c_during_a_first_call_leaves_the_function_working(tmp_path, mode):
 def test_an_exit_while_compiling_with_the_cache_directory_gone_prints_nothing(tmp_path):
     """Before: `Exception ignored in atexit callback ... FileNotFoundError ... .compile.json`
     from the hand-off of what was left to compile."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import os, shutil
         import numpy as np, jitc
 
@@ -361,7 +396,8 @@ def test_an_exit_while_compiling_with_the_cache_directory_gone_prints_nothing(tm
         os.rename(cache, cache + ".gone")  # at once: the compile thread writes into it
         shutil.rmtree(cache + ".gone", ignore_errors=True)
         print("ok")
-    """)
+    """,
+    )
     assert out.split() == ["ok"]
 
 
@@ -369,7 +405,9 @@ def test_arrays_made_by_numpy_constructors_can_be_written(tmp_path):
     """np.eye, np.identity and np.ndarray(shape) give traced arrays, as np.zeros does.
     Before: `c = np.eye(M); c[1:M, 0] = d[1:M]` was refused with a message about Python
     control flow, and `KE = np.ndarray(1); KE[0], PE[0] = ...` failed inside NumPy."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import numpy as np, jitc
         from jitc.runtime import tiered
         from numpy import zeros
@@ -401,14 +439,17 @@ def test_arrays_made_by_numpy_constructors_can_be_written(tmp_path):
                     assert np.array_equal(g, w) and np.asarray(g).dtype == np.asarray(w).dtype
             tiered.wait()
         print("ok")
-    """)
+    """,
+    )
     assert out.split() == ["ok"]
 
 
 def test_asarray_and_friends_on_traced_arrays_act_as_on_ndarrays(tmp_path):
     """Before: `x = np.asarray(x)`, the first line of much library code, failed with
     "conversion to a NumPy array ... Python control flow"."""
-    out = run(tmp_path, """
+    out = run(
+        tmp_path,
+        """
         import numpy as np, jitc
         from jitc.runtime import tiered
 
@@ -433,7 +474,8 @@ def test_asarray_and_friends_on_traced_arrays_act_as_on_ndarrays(tmp_path):
             assert np.array_equal(x, x2) and np.array_equal(y, y2)
             tiered.wait()
         print("ok")
-    """)
+    """,
+    )
     assert out.split() == ["ok"]
 
 
@@ -465,14 +507,18 @@ def test_numpy_constructors_in_another_thread_during_a_trace_are_numpys():
     assert seen == [np.ndarray] * 3
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"static_argnames": "axes"}, "static_argnames names 'axes', which is not a parameter"),
-    ({"static_argnums": 2}, "static_argnums=2 is out of range"),
-    ({"static_argnums": -3}, "static_argnums=-3 is out of range"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"static_argnames": "axes"}, "static_argnames names 'axes', which is not a parameter"),
+        ({"static_argnums": 2}, "static_argnums=2 is out of range"),
+        ({"static_argnums": -3}, "static_argnums=-3 is out of range"),
+    ],
+)
 def test_a_static_argument_that_is_not_a_parameter_is_an_error(kwargs, message):
     """Before: a misspelt name left the argument traced, and a NumPy call failed far from
     the cause (np.mgrid: 'tuple' object has no attribute 'step')."""
+
     def f(x, axis):
         return x.sum(axis=axis)
 

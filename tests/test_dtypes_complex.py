@@ -40,8 +40,23 @@ def _random(dtype, shape, seed=0, scale=3.0):
 def _edges(dtype):
     """Every pair of special parts: signed zeros, ones, huge, tiny, inf, nan."""
     f = np.finfo(_parts(dtype))
-    vals = np.array([0.0, -0.0, 1.0, -1.0, 2.5, f.max, -f.max, f.tiny, f.smallest_subnormal,
-                     np.inf, -np.inf, np.nan], dtype=_parts(dtype))
+    vals = np.array(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.5,
+            f.max,
+            -f.max,
+            f.tiny,
+            f.smallest_subnormal,
+            np.inf,
+            -np.inf,
+            np.nan,
+        ],
+        dtype=_parts(dtype),
+    )
     re, im = np.meshgrid(vals, vals)
     z = np.empty(re.size, dtype)
     z.real, z.imag = re.ravel(), im.ravel()
@@ -105,8 +120,19 @@ def test_ir_names_and_specs():
     assert jitc.spec("c128[2,2]") == jitc.ShapeDtype((2, 2), np.complex128)
 
 
-OTHERS = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32",
-          "float64", "complex64", "complex128"]
+OTHERS = [
+    "bool",
+    "int8",
+    "uint8",
+    "int32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 @pytest.mark.parametrize("c", COMPLEX, ids=str)
@@ -114,8 +140,17 @@ def test_promotion_with_every_dtype_and_python_scalar_is_numpys(c):
     """x + z for every array dtype, NumPy scalars, and Python complex/float/int (weak)."""
     z = _random(c, (3,))
     operands = [np.arange(3).astype(d) for d in OTHERS]
-    operands += [np.float32(2.5), np.float64(2.5), np.complex64(1 + 2j), np.complex128(1 - 2j),
-                 2, 2.5, 1 + 2j, True, 1e300 + 1e300j]
+    operands += [
+        np.float32(2.5),
+        np.float64(2.5),
+        np.complex64(1 + 2j),
+        np.complex128(1 - 2j),
+        2,
+        2.5,
+        1 + 2j,
+        True,
+        1e300 + 1e300j,
+    ]
 
     def f(z, *xs):
         return tuple(z + x for x in xs) + tuple(x * z for x in xs)
@@ -144,9 +179,25 @@ def test_real_arrays_meet_complex_scalars_as_numpy():
 
 
 def _arith(a, b):
-    return (a + b, a - b, a * b, a / b, -a, np.square(a), np.conj(a), b.conj(),
-            a == b, a != b, a.real, a.imag, np.real(b), np.imag(b), np.isnan(a),
-            np.isinf(a), np.isfinite(a))
+    return (
+        a + b,
+        a - b,
+        a * b,
+        a / b,
+        -a,
+        np.square(a),
+        np.conj(a),
+        b.conj(),
+        a == b,
+        a != b,
+        a.real,
+        a.imag,
+        np.real(b),
+        np.imag(b),
+        np.isnan(a),
+        np.isinf(a),
+        np.isfinite(a),
+    )
 
 
 @pytest.mark.parametrize("c", COMPLEX, ids=str)
@@ -167,8 +218,16 @@ def test_identities_that_are_not_identities_for_complex(backend):
     z = _edges(C64).reshape(-1, 1)
 
     def f(z):
-        return (z * 1, 1.0 * z, z + 0, z - 0j, z / 1, z.sum(axis=1), z.prod(axis=1),
-                np.mean(z, axis=1))
+        return (
+            z * 1,
+            1.0 * z,
+            z + 0,
+            z - 0j,
+            z / 1,
+            z.sum(axis=1),
+            z.prod(axis=1),
+            np.mean(z, axis=1),
+        )
 
     got, want = _run(f, z, backend=backend)
     for k, (g, w) in enumerate(zip(got, want)):
@@ -210,8 +269,17 @@ def test_parts_of_real_arrays_are_numpys(backend):
     i = np.array([-2, 0, 3], np.int32)
 
     def f(x, i):
-        return (np.real(x), np.imag(x), x.real, x.imag, np.angle(x), np.angle(i),
-                np.angle(x, deg=True), np.real(i), np.imag(i))
+        return (
+            np.real(x),
+            np.imag(x),
+            x.real,
+            x.imag,
+            np.angle(x),
+            np.angle(i),
+            np.angle(x, deg=True),
+            np.real(i),
+            np.imag(i),
+        )
 
     got, want = _run(f, x, i, backend=backend)
     for g, w in zip(got, want):
@@ -224,8 +292,9 @@ def test_abs_and_angle_within_two_ulp_without_overflow(c):
     nan (inf as hypot), angle over every special pair (NumPy's arctan2)."""
     f = np.finfo(_parts(c))
     big = np.array([f.max, f.max / 3, f.tiny, f.smallest_subnormal * 7], _parts(c))
-    z = np.concatenate([_edges(c), _random(c, (2000,), 1),
-                        (big[:, None] + 1j * big[None, :]).ravel().astype(c)])
+    z = np.concatenate(
+        [_edges(c), _random(c, (2000,), 1), (big[:, None] + 1j * big[None, :]).ravel().astype(c)]
+    )
 
     def g(z):
         return np.abs(z), np.angle(z), np.angle(z, deg=True)
@@ -249,8 +318,16 @@ def test_exp_log_sqrt_within_two_ulp_and_special_values_exact(c):
     small = _random(c, (n,), 3, scale=20.0)  # exp's range
 
     def g(w, u, s, e):
-        return np.log(w), np.sqrt(w), np.log(u), np.sqrt(u), np.exp(s), np.exp(e), \
-            np.log(e), np.sqrt(e)
+        return (
+            np.log(w),
+            np.sqrt(w),
+            np.log(u),
+            np.sqrt(u),
+            np.exp(s),
+            np.exp(e),
+            np.log(e),
+            np.sqrt(e),
+        )
 
     got, want = _run(g, wide, near_one, small, _edges(c))
     for k, (a, b) in enumerate(zip(got, want)):
@@ -276,8 +353,13 @@ def test_casts_between_complex_and_real_as_numpy():
         return z.astype(np.float32), z.astype(np.float64), np.real(z).astype(np.int64)
 
     def others(z, x):
-        return (z.astype(bool), z.astype(np.complex64), x.astype(np.complex128),
-                (x > 0).astype(np.complex64), x.astype(np.float16).astype(np.complex64))
+        return (
+            z.astype(bool),
+            z.astype(np.complex64),
+            x.astype(np.complex128),
+            (x > 0).astype(np.complex64),
+            x.astype(np.float16).astype(np.complex64),
+        )
 
     for backend in BACKENDS:
         with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary"):
@@ -335,9 +417,18 @@ def test_sum_prod_mean_follow_numpy(c, backend):
     empty = np.zeros((0, 4), c)
 
     def f(z, zero_d, empty):
-        return (z.sum(), np.sum(z, axis=0), z.sum(axis=1, keepdims=True), np.mean(z),
-                z.mean(axis=0), np.prod(z[:, :5], axis=1), zero_d.sum(), empty.sum(axis=0),
-                empty.prod(axis=0), np.mean(z * 1j + 1, axis=1))
+        return (
+            z.sum(),
+            np.sum(z, axis=0),
+            z.sum(axis=1, keepdims=True),
+            np.mean(z),
+            z.mean(axis=0),
+            np.prod(z[:, :5], axis=1),
+            zero_d.sum(),
+            empty.sum(axis=0),
+            empty.prod(axis=0),
+            np.mean(z * 1j + 1, axis=1),
+        )
 
     got, want = _run(f, z, zero_d, empty, backend=backend)
     for k, (g, w) in enumerate(zip(got, want)):
@@ -384,36 +475,104 @@ def test_a_complex_elementwise_chain_is_one_kernel():
 # ----------------------------------------------------------------------------- refusals
 
 
-def _sin(z): return np.sin(z)                                     # noqa: E704
-def _max(z): return np.max(z)                                     # noqa: E704
-def _max_method(z): return z.max()                                # noqa: E704
-def _less(z): return z < 1                                        # noqa: E704
-def _power(z): return z ** 3                                      # noqa: E704
-def _sort(z): return np.sort(z)                                   # noqa: E704
-def _var(z): return np.var(z)                                     # noqa: E704
-def _std_method(z): return z.std()                                # noqa: E704
-def _cumsum(z): return np.cumsum(z)                               # noqa: E704
-def _inv(z): return np.linalg.inv(z.reshape(2, 2))                # noqa: E704
-def _einsum(z): return np.einsum("i,i->", z, z)                   # noqa: E704
-def _argmax(z): return np.argmax(z)                               # noqa: E704
-def _clip(z): return np.clip(z, 0, 1)                             # noqa: E704
-def _maximum(z): return np.maximum(z, z)                          # noqa: E704
-def _sign(z): return np.sign(z)                                   # noqa: E704
-def _reciprocal(z): return np.reciprocal(z)                       # noqa: E704
-def _erf(z): return scipy.special.erf(z)                          # noqa: E704
+def _sin(z):
+    return np.sin(z)  # noqa: E704
 
 
-@pytest.mark.parametrize("fn,name", [
-    (_sin, "np.sin"), (_max, "np.max"), (_max_method, "ndarray.max"), (_less, "np.less"),
-    (_power, "np.power"), (_sort, "np.sort"), (_var, "np.var"), (_std_method, "ndarray.std"),
-    (_cumsum, "np.cumsum"), (_inv, "np.linalg.inv"), (_einsum, "np.einsum"),
-    (_argmax, "np.argmax"), (_clip, "np.clip"), (_maximum, "np.maximum"),
-    (_sign, "np.sign"), (_reciprocal, "np.reciprocal"), (_erf, "scipy.special.erf"),
-], ids=lambda v: v if isinstance(v, str) else "")
+def _max(z):
+    return np.max(z)  # noqa: E704
+
+
+def _max_method(z):
+    return z.max()  # noqa: E704
+
+
+def _less(z):
+    return z < 1  # noqa: E704
+
+
+def _power(z):
+    return z**3  # noqa: E704
+
+
+def _sort(z):
+    return np.sort(z)  # noqa: E704
+
+
+def _var(z):
+    return np.var(z)  # noqa: E704
+
+
+def _std_method(z):
+    return z.std()  # noqa: E704
+
+
+def _cumsum(z):
+    return np.cumsum(z)  # noqa: E704
+
+
+def _inv(z):
+    return np.linalg.inv(z.reshape(2, 2))  # noqa: E704
+
+
+def _einsum(z):
+    return np.einsum("i,i->", z, z)  # noqa: E704
+
+
+def _argmax(z):
+    return np.argmax(z)  # noqa: E704
+
+
+def _clip(z):
+    return np.clip(z, 0, 1)  # noqa: E704
+
+
+def _maximum(z):
+    return np.maximum(z, z)  # noqa: E704
+
+
+def _sign(z):
+    return np.sign(z)  # noqa: E704
+
+
+def _reciprocal(z):
+    return np.reciprocal(z)  # noqa: E704
+
+
+def _erf(z):
+    return scipy.special.erf(z)  # noqa: E704
+
+
+@pytest.mark.parametrize(
+    "fn,name",
+    [
+        (_sin, "np.sin"),
+        (_max, "np.max"),
+        (_max_method, "ndarray.max"),
+        (_less, "np.less"),
+        (_power, "np.power"),
+        (_sort, "np.sort"),
+        (_var, "np.var"),
+        (_std_method, "ndarray.std"),
+        (_cumsum, "np.cumsum"),
+        (_inv, "np.linalg.inv"),
+        (_einsum, "np.einsum"),
+        (_argmax, "np.argmax"),
+        (_clip, "np.clip"),
+        (_maximum, "np.maximum"),
+        (_sign, "np.sign"),
+        (_reciprocal, "np.reciprocal"),
+        (_erf, "scipy.special.erf"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_what_jitc_does_not_compute_on_complex_is_refused_by_name(fn, name):
     z = _random(C64, (4,))
-    with pytest.raises(UnsupportedError, match=rf"{name} on complex64 is not supported .*"
-                                               rf"test_dtypes_complex.py:\d+"):
+    with pytest.raises(
+        UnsupportedError,
+        match=rf"{name} on complex64 is not supported .*"
+        rf"test_dtypes_complex.py:\d+",
+    ):
         jitc.jit(fn, backend="reference")(z)
 
 
@@ -431,8 +590,11 @@ def test_a_primitive_reached_with_complex_operands_is_refused_at_the_users_line(
     def g(z):
         return lax.convert(z, np.float64)
 
-    with pytest.raises(UnsupportedError, match=r"convert to float64 on complex128 .*"
-                                               r"test_dtypes_complex"):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"convert to float64 on complex128 .*"
+        r"test_dtypes_complex",
+    ):
         jitc.jit(g).lower(_random(C128, (3,)))
 
 
@@ -452,8 +614,7 @@ def test_the_cuda_backend_refuses_complex_by_argument_and_op():
     with pytest.raises(UnsupportedError, match="argument 'z' has dtype complex64"):
         cuda.refuse_dtypes(lo.graph, lo.arg_names)
     lo = jitc.jit(lambda x: np.abs(x * 1j)).lower(jitc.spec("f32[4]"))
-    with pytest.raises(UnsupportedError,
-                       match=r"computes in complex64 at .*test_dtypes_complex"):
+    with pytest.raises(UnsupportedError, match=r"computes in complex64 at .*test_dtypes_complex"):
         cuda.refuse_dtypes(lo.graph, lo.arg_names)
     if "cuda" in jitc.backends.available():
         with pytest.raises(UnsupportedError, match="argument 'z' has dtype complex128"):
@@ -478,9 +639,11 @@ def test_aot_object_with_complex_buffers_builds_links_and_runs(tmp_path):
     art = aot.compile(_aot_fn, "c64[4,8]", "f32[8]", name="complex_fn")
     paths = art.write(str(tmp_path), emit_test=True)
     proto = next(line for line in art.header().splitlines() if line.startswith("int "))
-    assert proto.startswith("int complex_fn(const float _Complex* arg0, const float* arg1, "
-                            "float* res0, float _Complex* res1, float _Complex* res2, "
-                            "float _Complex* res3, float _Complex* res4"), proto
+    assert proto.startswith(
+        "int complex_fn(const float _Complex* arg0, const float* arg1, "
+        "float* res0, float _Complex* res1, float _Complex* res2, "
+        "float _Complex* res3, float _Complex* res4"
+    ), proto
     out = run_c_test(paths, tmp_path)
     assert out is None or out.startswith("PASS"), out
     z, x = _random(C64, (4, 8), 7), np.linspace(-1, 1, 8, dtype=np.float32)
@@ -561,8 +724,13 @@ def test_creation_functions_make_complex_arrays():
     z = _random(C64, (3,))
 
     def f(z):
-        return (np.zeros(3, np.complex64) + z, np.full((2, 3), 1 - 2j), np.ones_like(z),
-                np.zeros_like(z, dtype=np.complex128), np.full_like(z, 2j))
+        return (
+            np.zeros(3, np.complex64) + z,
+            np.full((2, 3), 1 - 2j),
+            np.ones_like(z),
+            np.zeros_like(z, dtype=np.complex128),
+            np.full_like(z, 2j),
+        )
 
     for backend in BACKENDS:
         got, want = _run(f, z, backend=backend)
@@ -581,6 +749,9 @@ def test_part_primitives_need_complex_operands():
 
 def test_vecdot_of_complex_vectors_is_refused_not_computed_without_conj():
     z = np.array([1 + 2j, 3 - 1j])
-    with pytest.raises(UnsupportedError, match=r"np.vecdot on complex128 is not supported.*"
-                                               r"test_dtypes_complex.py"):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"np.vecdot on complex128 is not supported.*"
+        r"test_dtypes_complex.py",
+    ):
         jitc.jit(lambda a: np.vecdot(a, a))(z)

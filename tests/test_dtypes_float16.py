@@ -26,8 +26,20 @@ from jitc.core.errors import UnsupportedError
 from tests.test_aot import _load, run_c_test
 
 H = np.float16
-ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-       "float16", "float32", "float64"]
+ALL = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+]
 
 
 def _values(dtype, shape, seed=0):
@@ -45,8 +57,27 @@ def _halves(shape, seed=0, scale=3.0):
     return (np.random.default_rng(seed).normal(0, scale, size=shape)).astype(H)
 
 
-EDGES = np.array([0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, 6.1035e-05, 5.96e-08, -5.96e-08,
-                  np.inf, -np.inf, np.nan, 0.1, 1000.0, 2.5, -3.5], dtype=H)
+EDGES = np.array(
+    [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        65504.0,
+        -65504.0,
+        6.1035e-05,
+        5.96e-08,
+        -5.96e-08,
+        np.inf,
+        -np.inf,
+        np.nan,
+        0.1,
+        1000.0,
+        2.5,
+        -3.5,
+    ],
+    dtype=H,
+)
 
 
 def _same(got, want, what=""):
@@ -58,9 +89,11 @@ def _same(got, want, what=""):
 
 def _ulps(got, want) -> int:
     """The most float16 ulps between `got` and `want` (NaN against NaN: 0)."""
+
     def order(x):
         b = np.asarray(x, H).view(np.uint16).astype(np.int64)
         return np.where(b & 0x8000, -(b & 0x7FFF), b)
+
     got, want = np.asarray(got, H), np.asarray(want, H)
     both_nan = np.isnan(got) & np.isnan(want)
     diff = np.where(both_nan, 0, np.abs(order(got) - order(want)))
@@ -122,17 +155,34 @@ def _pairs(x, *ys):
 
 def test_mixed_float16_arithmetic_compiled(backend="cpu"):
     """The pairs whose result is float16 or float32, compiled once on cpu (one kernel)."""
-    ys = [_values(b, (4,), k) for k, b in enumerate(["bool", "int8", "uint8", "int16",
-                                                      "float16", "float32"])]
+    ys = [
+        _values(b, (4,), k)
+        for k, b in enumerate(["bool", "int8", "uint8", "int16", "float16", "float32"])
+    ]
     got, want = _run(_pairs, _halves((3, 4), 1), *ys, backend=backend)
     for k, (g, w) in enumerate(zip(got, want)):
         _same(g, w, k)
 
 
 def _with_scalars(x, s):
-    return (x + 2.5, 3 * x, x - 1, x / 3.0, x * np.float16(0.1), x + np.float32(1.0),
-            x * np.int8(3), x + np.int16(2), 2.0 ** x, x > 0.3, x + s, x * np.float64(2),
-            x + 70000, x * 1e10, x - 1e-9, np.maximum(x, 2**40))
+    return (
+        x + 2.5,
+        3 * x,
+        x - 1,
+        x / 3.0,
+        x * np.float16(0.1),
+        x + np.float32(1.0),
+        x * np.int8(3),
+        x + np.int16(2),
+        2.0**x,
+        x > 0.3,
+        x + s,
+        x * np.float64(2),
+        x + 70000,
+        x * 1e10,
+        x - 1e-9,
+        np.maximum(x, 2**40),
+    )
 
 
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
@@ -152,11 +202,34 @@ def test_python_and_numpy_scalars_with_float16(backend):
 def _chain(a, b, c):
     """Each line rounds to float16 where NumPy stores a float16 array: (a*b)+c is not
     fma(a, b, c), nor (a*b)+c in float32."""
-    return ((a * b) + c, a / b - c, (a - b) * (a + b), np.sqrt(np.abs(a)), -a, a * a * a,
-            np.floor(a), np.rint(c), np.trunc(b), np.minimum(a, b), np.fmax(a, c),
-            np.where(a > b, a, c), np.clip(a, -1.5, 2.25), a // b, a % b, a ** 2, a ** 0.5,
-            np.reciprocal(b), np.square(b) - a, np.sign(a), np.copysign(a, b),
-            np.isnan(a / b), np.isinf(a * 1000), np.signbit(a), a != b, a <= c)
+    return (
+        (a * b) + c,
+        a / b - c,
+        (a - b) * (a + b),
+        np.sqrt(np.abs(a)),
+        -a,
+        a * a * a,
+        np.floor(a),
+        np.rint(c),
+        np.trunc(b),
+        np.minimum(a, b),
+        np.fmax(a, c),
+        np.where(a > b, a, c),
+        np.clip(a, -1.5, 2.25),
+        a // b,
+        a % b,
+        a**2,
+        a**0.5,
+        np.reciprocal(b),
+        np.square(b) - a,
+        np.sign(a),
+        np.copysign(a, b),
+        np.isnan(a / b),
+        np.isinf(a * 1000),
+        np.signbit(a),
+        a != b,
+        a <= c,
+    )
 
 
 def test_elementwise_chains_are_numpys_bit_for_bit(backends=("reference", "cpu")):
@@ -173,9 +246,22 @@ def test_elementwise_chains_are_numpys_bit_for_bit(backends=("reference", "cpu")
 
 
 def _math(x):
-    return (np.exp(x), np.log(x), np.tanh(x), np.sin(x), np.cos(x), np.expm1(x),
-            np.log1p(x), np.arctan(x), np.exp2(x), np.log2(x), np.power(x, 1.7),
-            np.arctan2(x, x[::-1]), np.cbrt(x), 1 / (1 + np.exp(-x)))
+    return (
+        np.exp(x),
+        np.log(x),
+        np.tanh(x),
+        np.sin(x),
+        np.cos(x),
+        np.expm1(x),
+        np.log1p(x),
+        np.arctan(x),
+        np.exp2(x),
+        np.log2(x),
+        np.power(x, 1.7),
+        np.arctan2(x, x[::-1]),
+        np.cbrt(x),
+        1 / (1 + np.exp(-x)),
+    )
 
 
 def test_transcendentals_within_one_ulp_of_numpy_over_every_float16(backend="cpu", step=1):
@@ -195,10 +281,22 @@ def test_transcendentals_within_one_ulp_of_numpy_over_every_float16(backend="cpu
 
 
 def _casts(h, f32, f64, i32, u8, b):
-    return (h.astype(np.float32), h.astype(np.float64), f32.astype(H), f64.astype(H),
-            i32.astype(H), u8.astype(H), b.astype(H), h.astype(np.int32), h.astype(np.int8),
-            h.astype(np.uint8), h.astype(bool), (h * 2).astype(np.int64),
-            h.astype(np.float32) * np.float32(1.001), (f64 * 3).astype(H) + h[0])
+    return (
+        h.astype(np.float32),
+        h.astype(np.float64),
+        f32.astype(H),
+        f64.astype(H),
+        i32.astype(H),
+        u8.astype(H),
+        b.astype(H),
+        h.astype(np.int32),
+        h.astype(np.int8),
+        h.astype(np.uint8),
+        h.astype(bool),
+        (h * 2).astype(np.int64),
+        h.astype(np.float32) * np.float32(1.001),
+        (f64 * 3).astype(H) + h[0],
+    )
 
 
 def test_casts_both_ways_are_numpys(backends=("reference", "cpu")):
@@ -207,13 +305,31 @@ def test_casts_both_ways_are_numpys(backends=("reference", "cpu")):
     float16 -> integers where C defines the conversion."""
     rng = np.random.default_rng(7)
     h = np.concatenate([(rng.normal(0, 40, 40)).astype(H), H([0.0, -0.0, 100.5, -100.5])])
-    f32 = np.concatenate([rng.normal(0, 1e4, 40).astype(np.float32),
-                          np.float32([65504, 65519.9, 65520, 1e-8, 2**-25, np.nan])])
-    f64 = np.concatenate([rng.normal(0, 1e3, 40),
-                          [1 + 2**-11 + 2**-40, 1 + 2**-11, 1 - 2**-12 - 2**-45,
-                           2**-25 + 2**-60, 65519.999, np.inf]])
-    i32 = np.concatenate([rng.integers(-70000, 70000, 40, dtype=np.int32),
-                          np.int32([2049, 2051, 65504, 65520, -65536, 4097])])
+    f32 = np.concatenate(
+        [
+            rng.normal(0, 1e4, 40).astype(np.float32),
+            np.float32([65504, 65519.9, 65520, 1e-8, 2**-25, np.nan]),
+        ]
+    )
+    f64 = np.concatenate(
+        [
+            rng.normal(0, 1e3, 40),
+            [
+                1 + 2**-11 + 2**-40,
+                1 + 2**-11,
+                1 - 2**-12 - 2**-45,
+                2**-25 + 2**-60,
+                65519.999,
+                np.inf,
+            ],
+        ]
+    )
+    i32 = np.concatenate(
+        [
+            rng.integers(-70000, 70000, 40, dtype=np.int32),
+            np.int32([2049, 2051, 65504, 65520, -65536, 4097]),
+        ]
+    )
     u8 = np.arange(46, dtype=np.uint8) * 5
     b = np.arange(46) % 3 == 0
     for backend in backends:
@@ -223,10 +339,15 @@ def test_casts_both_ways_are_numpys(backends=("reference", "cpu")):
 
 
 def _created(x):
-    return (np.zeros(3, dtype=np.float16), np.ones((2, 2), np.float16) * x[0],
-            np.full(4, 0.1, dtype=np.float16), np.arange(0, 3, 0.25, dtype=np.float16),
-            x + np.float16(0.1), np.zeros_like(x) + 1 / 3,
-            np.zeros(2, np.float16) + np.float16(1e-7))
+    return (
+        np.zeros(3, dtype=np.float16),
+        np.ones((2, 2), np.float16) * x[0],
+        np.full(4, 0.1, dtype=np.float16),
+        np.arange(0, 3, 0.25, dtype=np.float16),
+        x + np.float16(0.1),
+        np.zeros_like(x) + 1 / 3,
+        np.zeros(2, np.float16) + np.float16(1e-7),
+    )
 
 
 def test_creation_and_constants_in_float16(backends=("reference", "cpu")):
@@ -238,9 +359,17 @@ def test_creation_and_constants_in_float16(backends=("reference", "cpu")):
 
 
 def _moves(a, b, i):
-    return (np.concatenate([a, b * 2]), a[::-1] + b, a[i], a.reshape(4, -1).T * 3,
-            np.stack([a, b]), np.roll(a, 3) - b, np.pad(a, 2), np.flip(b),
-            np.where(i[:1] > 0, a[:4], b[:4]))
+    return (
+        np.concatenate([a, b * 2]),
+        a[::-1] + b,
+        a[i],
+        a.reshape(4, -1).T * 3,
+        np.stack([a, b]),
+        np.roll(a, 3) - b,
+        np.pad(a, 2),
+        np.flip(b),
+        np.where(i[:1] > 0, a[:4], b[:4]),
+    )
 
 
 def test_data_movement_of_float16_is_exact(backends=("reference", "cpu")):
@@ -257,11 +386,27 @@ def test_data_movement_of_float16_is_exact(backends=("reference", "cpu")):
 
 
 def _reductions(x, y):
-    return (np.sum(x), x.sum(axis=1), np.mean(x), x.mean(axis=1), x.mean(axis=0),
-            x[:, :6].prod(axis=1), y.sum(axis=(1, 2)), x.T.sum(axis=0),  # float32 inner loops
-            x.sum(axis=0), x[:9].prod(axis=0), y.sum(axis=(0, 1)), y.sum(axis=1),  # rounded
-            x.max(), x.min(axis=0), np.argmax(x), np.max(x, axis=1),
-            y.sum(axis=(0, 2)), np.var(x, axis=1), np.std(x))
+    return (
+        np.sum(x),
+        x.sum(axis=1),
+        np.mean(x),
+        x.mean(axis=1),
+        x.mean(axis=0),
+        x[:, :6].prod(axis=1),
+        y.sum(axis=(1, 2)),
+        x.T.sum(axis=0),  # float32 inner loops
+        x.sum(axis=0),
+        x[:9].prod(axis=0),
+        y.sum(axis=(0, 1)),
+        y.sum(axis=1),  # rounded
+        x.max(),
+        x.min(axis=0),
+        np.argmax(x),
+        np.max(x, axis=1),
+        y.sum(axis=(0, 2)),
+        np.var(x, axis=1),
+        np.std(x),
+    )
 
 
 def test_reductions_follow_numpy(backend="cpu"):
@@ -290,9 +435,17 @@ def test_reductions_follow_numpy(backend="cpu"):
 
 
 def _layouts(x, y, b, z):
-    return ((x.T * 2).sum(axis=0), (x.T * 2).sum(axis=1), (x.T + y.T).sum(axis=0),
-            np.exp(x.T).sum(axis=0), (x.T - b).sum(axis=1), x.T.prod(axis=1),
-            z.sum(axis=(0, 1)), z.transpose(2, 0, 1).sum(axis=(1, 2)), z.sum(axis=1))
+    return (
+        (x.T * 2).sum(axis=0),
+        (x.T * 2).sum(axis=1),
+        (x.T + y.T).sum(axis=0),
+        np.exp(x.T).sum(axis=0),
+        (x.T - b).sum(axis=1),
+        x.T.prod(axis=1),
+        z.sum(axis=(0, 1)),
+        z.transpose(2, 0, 1).sum(axis=(1, 2)),
+        z.sum(axis=1),
+    )
 
 
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
@@ -333,8 +486,7 @@ def test_matmul_and_dot_within_the_float32_accumulation_bound(backend="cpu"):
     for (g, w), (lhs, rhs) in zip(zip(got, want), [(a, b), (v, b), (a[:, :7], b[:7])]):
         assert g.dtype == w.dtype == H and g.shape == w.shape
         k = lhs.shape[-1]
-        bound = 2 * k * 2.0 ** -24 * (np.abs(lhs.astype(np.float64)) @ np.abs(rhs.astype(
-            np.float64)))
+        bound = 2 * k * 2.0**-24 * (np.abs(lhs.astype(np.float64)) @ np.abs(rhs.astype(np.float64)))
         ulp = np.spacing(np.abs(w)).astype(np.float64)
         assert (np.abs(g.astype(np.float64) - w) <= ulp + bound).all()
     with pytest.raises(UnsupportedError, match=r"np\.einsum of float16.*test_dtypes_float16"):
@@ -397,7 +549,7 @@ def _layernorm_mlp(x, g, b, w, bias):
     var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
     h = (x - mu) / np.sqrt(var + np.float16(1e-5)) * g + b
     z = h @ w + bias
-    gelu = 0.5 * z * (1 + np.tanh(0.7978846 * (z + 0.044715 * z ** 3)))
+    gelu = 0.5 * z * (1 + np.tanh(0.7978846 * (z + 0.044715 * z**3)))
     return gelu + x, h
 
 
@@ -458,8 +610,12 @@ def test_both_float16_conversions_are_numpys_on_every_value(family):
 
 
 def _aot_fn(x, w):
-    return np.tanh(x * w + np.float16(0.5)), x.sum(axis=1), x.astype(np.float32) @ w.astype(
-        np.float32), (x > w).astype(np.float16)
+    return (
+        np.tanh(x * w + np.float16(0.5)),
+        x.sum(axis=1),
+        x.astype(np.float32) @ w.astype(np.float32),
+        (x > w).astype(np.float16),
+    )
 
 
 def test_aot_object_with_float16_buffers_builds_links_and_runs(tmp_path):
@@ -470,8 +626,10 @@ def test_aot_object_with_float16_buffers_builds_links_and_runs(tmp_path):
     art = aot.compile(_aot_fn, "f16[4,8]", "f16[8]", name="half_fn")
     paths = art.write(str(tmp_path), emit_test=True)
     proto = next(line for line in art.header().splitlines() if line.startswith("int "))
-    assert proto.startswith("int half_fn(const uint16_t* arg0, const uint16_t* arg1, "
-                            "uint16_t* res0, uint16_t* res1, float* res2, uint16_t* res3"), proto
+    assert proto.startswith(
+        "int half_fn(const uint16_t* arg0, const uint16_t* arg1, "
+        "uint16_t* res0, uint16_t* res1, float* res2, uint16_t* res3"
+    ), proto
     out = run_c_test(paths, tmp_path)
     assert out is None or out.startswith("PASS"), out
     x, w = _halves((4, 8), 22), _halves(8, 23)

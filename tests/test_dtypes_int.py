@@ -15,8 +15,19 @@ import jitc
 from tests.test_aot import _load, run_c_test
 
 NEW = ["int8", "uint8", "int16", "uint16", "uint32", "uint64"]
-ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-       "float32", "float64"]
+ALL = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
 
 
 def _edge_values(dtype, shape, seed=0):
@@ -32,7 +43,7 @@ def _edge_values(dtype, shape, seed=0):
     info = np.iinfo(dtype)
     x = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
     edges = [info.min, info.max, 0, 1, info.max - 1] + ([-1] if dtype.kind == "i" else [])
-    x.flat[:len(edges)] = edges
+    x.flat[: len(edges)] = edges
     return x
 
 
@@ -72,10 +83,16 @@ def _check(fn, *args, backend="cpu"):
 
 
 def test_ir_names_and_spec_spellings():
-    for name, ir, dtype in [("i8", "s8", np.int8), ("s8", "s8", np.int8), ("u8", "u8", np.uint8),
-                            ("i16", "s16", np.int16), ("s16", "s16", np.int16),
-                            ("u16", "u16", np.uint16), ("u32", "u32", np.uint32),
-                            ("u64", "u64", np.uint64)]:
+    for name, ir, dtype in [
+        ("i8", "s8", np.int8),
+        ("s8", "s8", np.int8),
+        ("u8", "u8", np.uint8),
+        ("i16", "s16", np.int16),
+        ("s16", "s16", np.int16),
+        ("u16", "u16", np.uint16),
+        ("u32", "u32", np.uint32),
+        ("u64", "u64", np.uint64),
+    ]:
         s = jitc.spec(f"{name}[2,3]")
         assert s == jitc.ShapeDtype((2, 3), dtype) and str(s) == f"{ir}[2,3]"
     lo = jitc.jit(lambda x: x + np.int8(1)).lower(jitc.spec("u8[4]"))
@@ -107,16 +124,45 @@ def test_promotion_over_every_pair_of_dtypes_is_numpys(a):
 
 
 def _mixed(u8, i8, u16, i32, u32, f32, u64, i64, b, f64, i16):
-    return (u8 + i8, u8 * i8, u8 < i8, u16 - i32, u32 + f32, u64 + i64, u64 < i64, i64 >= u64,
-            u64 == i64, b + u8, u8 - b, i16 * u16, u32 * i8, u64 - f64, u64 // u8, i8 - u16,
-            np.maximum(u8, i16), u32 + i32, u32 < i64)
+    return (
+        u8 + i8,
+        u8 * i8,
+        u8 < i8,
+        u16 - i32,
+        u32 + f32,
+        u64 + i64,
+        u64 < i64,
+        i64 >= u64,
+        u64 == i64,
+        b + u8,
+        u8 - b,
+        i16 * u16,
+        u32 * i8,
+        u64 - f64,
+        u64 // u8,
+        i8 - u16,
+        np.maximum(u8, i16),
+        u32 + i32,
+        u32 < i64,
+    )
 
 
 def test_mixed_dtype_arithmetic_and_comparison_compiled(backend="cpu"):
     """A representative subset of the pairs, compiled once; uint64 against int64 compares
     exactly (NumPy has a mixed loop for it) and adds in float64."""
-    names = ["uint8", "int8", "uint16", "int32", "uint32", "float32", "uint64", "int64", "bool",
-             "float64", "int16"]
+    names = [
+        "uint8",
+        "int8",
+        "uint16",
+        "int32",
+        "uint32",
+        "float32",
+        "uint64",
+        "int64",
+        "bool",
+        "float64",
+        "int16",
+    ]
     args = [_edge_values(d, (2, 6), k) for k, d in enumerate(names)]
     args[6][0, :3] = [2**63, 2**64 - 1, 2**63 - 1]  # uint64 values that int64 cannot hold
     args[7][0, :3] = [-1, -1, 2**63 - 1]
@@ -124,10 +170,20 @@ def test_mixed_dtype_arithmetic_and_comparison_compiled(backend="cpu"):
 
 
 def test_reference_backend_agrees_on_the_mixed_program():
-    names = ["uint8", "int8", "uint16", "int32", "uint32", "float32", "uint64", "int64", "bool",
-             "float64", "int16"]
-    _check(_mixed, *[_edge_values(d, (6,), k) for k, d in enumerate(names)],
-           backend="reference")
+    names = [
+        "uint8",
+        "int8",
+        "uint16",
+        "int32",
+        "uint32",
+        "float32",
+        "uint64",
+        "int64",
+        "bool",
+        "float64",
+        "int16",
+    ]
+    _check(_mixed, *[_edge_values(d, (6,), k) for k, d in enumerate(names)], backend="reference")
 
 
 # --------------------------------------------------------------------------- semantics
@@ -136,10 +192,38 @@ def test_reference_backend_agrees_on_the_mixed_program():
 def _arith(x):
     y = x[::-1]
     z = y & 7 if x.dtype.kind == "u" else y & np.array(7, x.dtype)
-    return (x + y, x - y, x * y, x // y, x % y, np.fmod(x, y), -x, abs(x), ~x, x ** 3,
-            x < y, x >> z, x << z, x ^ y, np.sign(x), np.reciprocal(x), np.minimum(x, y),
-            x / y, x * 3, x + 1, x // 3, x.sum(axis=1), x.prod(axis=0), x.sum(), x.max(axis=1),
-            x.min(), x.argmax(axis=0), x.mean(axis=1), np.round(x), x @ y.T)
+    return (
+        x + y,
+        x - y,
+        x * y,
+        x // y,
+        x % y,
+        np.fmod(x, y),
+        -x,
+        abs(x),
+        ~x,
+        x**3,
+        x < y,
+        x >> z,
+        x << z,
+        x ^ y,
+        np.sign(x),
+        np.reciprocal(x),
+        np.minimum(x, y),
+        x / y,
+        x * 3,
+        x + 1,
+        x // 3,
+        x.sum(axis=1),
+        x.prod(axis=0),
+        x.sum(),
+        x.max(axis=1),
+        x.min(),
+        x.argmax(axis=0),
+        x.mean(axis=1),
+        np.round(x),
+        x @ y.T,
+    )
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "uint64"])
@@ -156,8 +240,18 @@ def _arith_small(*xs):
     out = []
     for x in xs:
         y = x[::-1]
-        out += [x + y, x * y, x // y, x % y, -x, abs(x), x << (y & 15), x.sum(axis=1),
-                x.max(axis=1), np.reciprocal(x)]
+        out += [
+            x + y,
+            x * y,
+            x // y,
+            x % y,
+            -x,
+            abs(x),
+            x << (y & 15),
+            x.sum(axis=1),
+            x.max(axis=1),
+            np.reciprocal(x),
+        ]
     return out
 
 
@@ -170,22 +264,68 @@ def test_integer_arithmetic_of_the_middle_widths(backend="cpu"):
 
 
 def test_reduction_dtypes_follow_numpy_for_every_integer_dtype():
-    f = jitc.jit(lambda x: (x.sum(), x.prod(axis=0), x.max(axis=1), x.min(), np.argmax(x),
-                            x.mean(), np.sum(x, axis=0, keepdims=True)), backend="reference")
+    f = jitc.jit(
+        lambda x: (
+            x.sum(),
+            x.prod(axis=0),
+            x.max(axis=1),
+            x.min(),
+            np.argmax(x),
+            x.mean(),
+            np.sum(x, axis=0, keepdims=True),
+        ),
+        backend="reference",
+    )
     for d in ALL:
         x = _edge_values(d, (3, 4))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = (x.sum(), x.prod(axis=0), x.max(axis=1), x.min(), np.argmax(x), x.mean(),
-                    np.sum(x, axis=0, keepdims=True))
+            want = (
+                x.sum(),
+                x.prod(axis=0),
+                x.max(axis=1),
+                x.min(),
+                np.argmax(x),
+                x.mean(),
+                np.sum(x, axis=0, keepdims=True),
+            )
         for k, (g, w) in enumerate(zip(f(x), want)):
             _same(g, w, (d, k))
 
 
-_FLOATS = np.array([0.0, 1.0, -1.0, 2.7, -2.7, 127.9, 128.0, -128.0, -128.9, 255.0, 255.5,
-                    256.0, 300.0, -300.0, 32767.0, -32768.0, 65535.0, 70000.0, 2.0**31 - 1,
-                    -(2.0**31), 3e9, 2.0**32 - 1, 9.2e18, 2.0**63, 1e19, 2.0**64 - 4096,
-                    -0.5, -0.0, 1e-300])
+_FLOATS = np.array(
+    [
+        0.0,
+        1.0,
+        -1.0,
+        2.7,
+        -2.7,
+        127.9,
+        128.0,
+        -128.0,
+        -128.9,
+        255.0,
+        255.5,
+        256.0,
+        300.0,
+        -300.0,
+        32767.0,
+        -32768.0,
+        65535.0,
+        70000.0,
+        2.0**31 - 1,
+        -(2.0**31),
+        3e9,
+        2.0**32 - 1,
+        9.2e18,
+        2.0**63,
+        1e19,
+        2.0**64 - 4096,
+        -0.5,
+        -0.0,
+        1e-300,
+    ]
+)
 
 
 def _fits(x, dtype):
@@ -201,8 +341,11 @@ def _float_casts(floats):
 
 
 def _int_casts(*ints):
-    return [x.astype(d) for x in ints for d in ("int8", "uint16", "uint32", "uint64", "int64",
-                                                "float32", "float64", "bool")]
+    return [
+        x.astype(d)
+        for x in ints
+        for d in ("int8", "uint16", "uint32", "uint64", "int64", "float32", "float64", "bool")
+    ]
 
 
 def test_astype_from_floats_to_every_integer_dtype(backend="cpu"):
@@ -215,8 +358,11 @@ def test_astype_from_floats_to_every_integer_dtype(backend="cpu"):
 
 def test_astype_between_integer_dtypes(backend="cpu"):
     """Int-to-int casts wrap, int-to-float rounds as NumPy, int-to-bool is x != 0."""
-    _check(_int_casts, *[_edge_values(d, (8,), 3) for d in ("int8", "uint8", "uint64")],
-           backend=backend)
+    _check(
+        _int_casts,
+        *[_edge_values(d, (8,), 3) for d in ("int8", "uint8", "uint64")],
+        backend=backend,
+    )
 
 
 def _all_casts(*xs):
@@ -235,8 +381,9 @@ def _with_scalar(x, k):
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "uint64"])
-def test_python_ints_stay_weak_and_out_of_range_ones_raise_naming_the_argument(dtype,
-                                                                            backend="cpu"):
+def test_python_ints_stay_weak_and_out_of_range_ones_raise_naming_the_argument(
+    dtype, backend="cpu"
+):
     x = _edge_values(dtype, (6,))
     _check(_with_scalar, x, 5, backend=backend)
     f = jitc.jit(_with_scalar, backend=backend)
@@ -270,8 +417,9 @@ def test_a_python_int_argument_fits_every_dtype_it_meets():
 def test_python_int_comparisons_are_exact_for_every_dtype():
     """x < k for a Python int out of x's range is all True or all False (NumPy 2 compares the
     values), for constants and for arguments."""
-    f = jitc.jit(lambda x, k: (x < k, x >= k, x == k, k < x, x > 2**64, x <= -(2**70)),
-                 backend="reference")
+    f = jitc.jit(
+        lambda x, k: (x < k, x >= k, x == k, k < x, x > 2**64, x <= -(2**70)), backend="reference"
+    )
     for d in NEW + ["int32", "int64"]:
         x = _edge_values(d, (7,))
         for k in (-1, 0, 200, 2**40, -(2**40), 2**63 - 1, -(2**63)):
@@ -284,8 +432,11 @@ def test_a_python_int_literal_out_of_range_raises_with_the_line():
     def bad(x):
         return x + 256
 
-    with pytest.raises(OverflowError, match=r"Python integer 256 out of bounds for uint8 "
-                                            r"\(at .*test_dtypes_int.py:\d+\)"):
+    with pytest.raises(
+        OverflowError,
+        match=r"Python integer 256 out of bounds for uint8 "
+        r"\(at .*test_dtypes_int.py:\d+\)",
+    ):
         jitc.jit(bad)(np.arange(3, dtype=np.uint8))
 
 
@@ -334,18 +485,27 @@ def test_unsigned_index_arrays_gather_and_too_big_ones_are_out_of_bounds(backend
 def test_math_numpy_computes_in_float16_is_float16(backend="cpu"):
     """np.exp of uint8 and int8 is float16 in NumPy (float16 is jitc's too: tests/
     test_dtypes_float16.py); sqrt of float32-exact integers rounds the same everywhere."""
-    _check(lambda x, y: (np.sqrt(x), np.sqrt(y), x / np.uint8(7)),
-           np.arange(0, 256, 5, dtype=np.uint8), np.arange(-128, 128, 5, dtype=np.int8),
-           backend=backend)
+    _check(
+        lambda x, y: (np.sqrt(x), np.sqrt(y), x / np.uint8(7)),
+        np.arange(0, 256, 5, dtype=np.uint8),
+        np.arange(-128, 128, 5, dtype=np.int8),
+        backend=backend,
+    )
 
 
 # --------------------------------------------------------------------------- AOT
 
 
 def _aot_fn(img, q):
-    return (np.clip(img.astype(np.float32) * 1.2 + 10, 0, 255).astype(np.uint8),
-            q.astype(np.int32).sum(axis=-1), (img >> 1) + np.uint8(200), q // np.int8(-3),
-            img.astype(np.uint64) * np.uint64(2**62), img.astype(np.uint32), q.astype(np.int16))
+    return (
+        np.clip(img.astype(np.float32) * 1.2 + 10, 0, 255).astype(np.uint8),
+        q.astype(np.int32).sum(axis=-1),
+        (img >> 1) + np.uint8(200),
+        q // np.int8(-3),
+        img.astype(np.uint64) * np.uint64(2**62),
+        img.astype(np.uint32),
+        q.astype(np.int16),
+    )
 
 
 def test_aot_header_types_and_results_for_small_integers(tmp_path):
@@ -354,9 +514,11 @@ def test_aot_header_types_and_results_for_small_integers(tmp_path):
     art = aot.compile(_aot_fn, "u8[4,5,3]", "i8[4,6]", name="small_ints")
     paths = art.write(str(tmp_path), emit_test=True)
     proto = next(line for line in art.header().splitlines() if line.startswith("int "))
-    assert proto.startswith("int small_ints(const uint8_t* arg0, const int8_t* arg1, "
-                            "uint8_t* res0, int64_t* res1, uint8_t* res2, int8_t* res3, "
-                            "uint64_t* res4, uint32_t* res5, int16_t* res6, void* temp);"), proto
+    assert proto.startswith(
+        "int small_ints(const uint8_t* arg0, const int8_t* arg1, "
+        "uint8_t* res0, int64_t* res1, uint8_t* res2, int8_t* res3, "
+        "uint64_t* res4, uint32_t* res5, int16_t* res6, void* temp);"
+    ), proto
     out = run_c_test(paths, tmp_path)
     assert out is None or out.startswith("PASS"), out
     rng = np.random.default_rng(8)

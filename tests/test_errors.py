@@ -145,33 +145,36 @@ def uses_roll_traced_shift(x):
     return np.roll(x, x.shape[0] + x[0, 0].astype(np.int32))
 
 
-@pytest.mark.parametrize("fn,name,line", [
-    (uses_lexsort, "np.lexsort", "np.lexsort((x[0]"),
-    (uses_unique, "np.unique", "np.unique(y)"),
-    (uses_setitem, "x[mask] = v", "y[x > 3] = np.arange"),
-    (uses_linalg, "np.linalg.qr", "np.linalg.qr"),
-    (uses_method, "ndarray.compress", "x.compress"),
-    (uses_mask, "boolean mask index", "x[x > 3]"),
-    (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
-    (uses_accumulate, "np.subtract.accumulate", "np.subtract.accumulate(x)"),
-    (uses_out, "where= without out=", "np.exp(x, where"),
-    (uses_diag_einsum, "einsum", "np.einsum"),
-    (uses_pad_ramp, "np.pad mode='linear_ramp'", "np.pad(x, 1, mode="),
-    (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
-    (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
-    (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
-    (uses_digitize_traced_bins, "np.digitize bins", "np.digitize(x,"),
-    (uses_searchsorted_sorter, "sorter=", "np.searchsorted(x[0]"),
-    (uses_gradient_traced_coordinates, "np.gradient coordinates", "np.gradient(x,"),
-    (uses_tile_traced_reps, "np.tile reps", "np.tile(x,"),
-    (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),
-    (uses_take_out, "np.take: out=", "np.take(x,"),
-    (uses_trace_out, "np.trace: out=", "np.trace(x,"),
-    (uses_norm_nuclear, "ord='nuc'", "np.linalg.norm(x,"),
-    (uses_ptp_out, "np.ptp: out=", "np.ptp(x,"),
-    (uses_average_returned, "returned=True", "np.average(x,"),
-    (uses_average_2d_weights, "np.average: weights of shape", "np.average(x,"),
-])
+@pytest.mark.parametrize(
+    "fn,name,line",
+    [
+        (uses_lexsort, "np.lexsort", "np.lexsort((x[0]"),
+        (uses_unique, "np.unique", "np.unique(y)"),
+        (uses_setitem, "x[mask] = v", "y[x > 3] = np.arange"),
+        (uses_linalg, "np.linalg.qr", "np.linalg.qr"),
+        (uses_method, "ndarray.compress", "x.compress"),
+        (uses_mask, "boolean mask index", "x[x > 3]"),
+        (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
+        (uses_accumulate, "np.subtract.accumulate", "np.subtract.accumulate(x)"),
+        (uses_out, "where= without out=", "np.exp(x, where"),
+        (uses_diag_einsum, "einsum", "np.einsum"),
+        (uses_pad_ramp, "np.pad mode='linear_ramp'", "np.pad(x, 1, mode="),
+        (uses_pad_odd, "reflect_type='odd'", "np.pad(x, 1, mode="),
+        (uses_pad_traced_value, "np.pad constant_values", "np.pad(x, 1, constant_values"),
+        (uses_roll_traced_shift, "np.roll shift", "np.roll(x,"),
+        (uses_digitize_traced_bins, "np.digitize bins", "np.digitize(x,"),
+        (uses_searchsorted_sorter, "sorter=", "np.searchsorted(x[0]"),
+        (uses_gradient_traced_coordinates, "np.gradient coordinates", "np.gradient(x,"),
+        (uses_tile_traced_reps, "np.tile reps", "np.tile(x,"),
+        (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),
+        (uses_take_out, "np.take: out=", "np.take(x,"),
+        (uses_trace_out, "np.trace: out=", "np.trace(x,"),
+        (uses_norm_nuclear, "ord='nuc'", "np.linalg.norm(x,"),
+        (uses_ptp_out, "np.ptp: out=", "np.ptp(x,"),
+        (uses_average_returned, "returned=True", "np.average(x,"),
+        (uses_average_2d_weights, "np.average: weights of shape", "np.average(x,"),
+    ],
+)
 def test_unsupported_names_the_function_and_the_users_line(fn, name, line):
     before = X.copy()
     message = _raises(UnsupportedError, fn, X)
@@ -247,16 +250,19 @@ def stores_into_numpys_array(x):
     return a
 
 
-@pytest.mark.parametrize("fn,what,line", [
-    (branches, "bool()", "if x.sum() > 0"),
-    (loops, "bool()", "while x.max() > 1"),
-    (uses_int, "int()", "int(x.sum())"),
-    (uses_float, "float()", "float(x[0, 0])"),
-    (uses_bool, "bool()", "bool(x.any())"),
-    (uses_and, "bool()", "(x > 0) and (x < 5)"),
-    (uses_item, ".item()", "x.sum().item()"),
-    (stores_into_numpys_array, "conversion to a NumPy array", "a[:] = x[0]"),
-])
+@pytest.mark.parametrize(
+    "fn,what,line",
+    [
+        (branches, "bool()", "if x.sum() > 0"),
+        (loops, "bool()", "while x.max() > 1"),
+        (uses_int, "int()", "int(x.sum())"),
+        (uses_float, "float()", "float(x[0, 0])"),
+        (uses_bool, "bool()", "bool(x.any())"),
+        (uses_and, "bool()", "(x > 0) and (x < 5)"),
+        (uses_item, ".item()", "x.sum().item()"),
+        (stores_into_numpys_array, "conversion to a NumPy array", "a[:] = x[0]"),
+    ],
+)
 def test_python_control_flow_on_traced_values_says_what_to_do(fn, what, line):
     message = _raises(TracerError, fn, X)
     assert what in message, message
@@ -311,15 +317,18 @@ def bad_broadcast(x):
     return np.broadcast_to(x, (4, 3))
 
 
-@pytest.mark.parametrize("fn,op,shapes,line", [
-    (bad_matmul, "matmul", ["(3, 4)"], "y @ y"),
-    (bad_add, "np.add", ["(3, 4)", "(5,)"], "x + np.ones"),
-    (bad_concat, "np.concatenate", ["(3, 4)", "(4, 3)"], "np.concatenate"),
-    (bad_where, "np.where", ["(3, 4)", "(2, 2)"], "np.where"),
-    (bad_einsum, "einsum", [], "np.einsum"),
-    (bad_tensordot, "tensordot", ["(3, 4)"], "np.tensordot"),
-    (bad_broadcast, "broadcast_to", ["(3, 4)", "(4, 3)"], "np.broadcast_to"),
-])
+@pytest.mark.parametrize(
+    "fn,op,shapes,line",
+    [
+        (bad_matmul, "matmul", ["(3, 4)"], "y @ y"),
+        (bad_add, "np.add", ["(3, 4)", "(5,)"], "x + np.ones"),
+        (bad_concat, "np.concatenate", ["(3, 4)", "(4, 3)"], "np.concatenate"),
+        (bad_where, "np.where", ["(3, 4)", "(2, 2)"], "np.where"),
+        (bad_einsum, "einsum", [], "np.einsum"),
+        (bad_tensordot, "tensordot", ["(3, 4)"], "np.tensordot"),
+        (bad_broadcast, "broadcast_to", ["(3, 4)", "(4, 3)"], "np.broadcast_to"),
+    ],
+)
 def test_shape_errors_name_the_op_the_shapes_and_the_line(fn, op, shapes, line):
     with pytest.raises(ValueError) as info:  # ShapeError is a ValueError, as NumPy's are
         jitc.jit(fn, backend="reference")(X)
@@ -352,8 +361,11 @@ def _layer(x, w):
 
 
 def test_compiled_with_a_wrong_dtype_is_a_type_error_naming_the_parameter():
-    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
-                                                    jitc.spec("f32[4,3]")).compile()
+    c = (
+        jitc.jit(_layer, backend="reference")
+        .lower(jitc.spec("f32[2,4]"), jitc.spec("f32[4,3]"))
+        .compile()
+    )
     with pytest.raises(TypeError, match=r"'w'.*float32.*float64"):
         c(np.ones((2, 4), np.float32), np.ones((4, 3), np.float64))
     with pytest.raises(TypeError, match=r"'x'.*int32"):
@@ -361,8 +373,11 @@ def test_compiled_with_a_wrong_dtype_is_a_type_error_naming_the_parameter():
 
 
 def test_compiled_with_a_wrong_shape_is_a_value_error_naming_the_parameter():
-    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
-                                                    jitc.spec("f32[4,3]")).compile()
+    c = (
+        jitc.jit(_layer, backend="reference")
+        .lower(jitc.spec("f32[2,4]"), jitc.spec("f32[4,3]"))
+        .compile()
+    )
     with pytest.raises(ValueError, match=r"'x'.*\(2, 4\).*\(3, 4\)"):
         c(np.ones((3, 4), np.float32), np.ones((4, 3), np.float32))
     with pytest.raises(ValueError, match=r"'w'"):
@@ -370,8 +385,11 @@ def test_compiled_with_a_wrong_shape_is_a_value_error_naming_the_parameter():
 
 
 def test_compiled_with_the_wrong_number_of_arguments_is_a_type_error():
-    c = jitc.jit(_layer, backend="reference").lower(jitc.spec("f32[2,4]"),
-                                                    jitc.spec("f32[4,3]")).compile()
+    c = (
+        jitc.jit(_layer, backend="reference")
+        .lower(jitc.spec("f32[2,4]"), jitc.spec("f32[4,3]"))
+        .compile()
+    )
     with pytest.raises(TypeError):
         c(np.ones((2, 4), np.float32))
 
@@ -454,8 +472,9 @@ _CRASHERS = textwrap.dedent("""
 def test_hostile_inputs_never_crash_the_interpreter(backend):
     if backend not in jitc.backends.available():
         pytest.skip(f"backend {backend} is not available here")
-    out = subprocess.run([sys.executable, "-c", _CRASHERS, backend], capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", _CRASHERS, backend], capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout}\n{out.stderr[-3000:]}"
     assert out.stdout.strip().endswith("survived"), out.stdout
     # An out-of-range traced index is an error (as in NumPy), never garbage memory.
@@ -465,6 +484,7 @@ def test_hostile_inputs_never_crash_the_interpreter(backend):
 
 
 # ------------------------------------------------------------ arrays with their own semantics
+
 
 class _DuckArray:
     """An array type that implements NumPy functions itself, as dask or pint arrays do."""
@@ -477,11 +497,14 @@ class _DuckArray:
 
 
 @pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
-@pytest.mark.parametrize("make, what", [
-    (np.matrix, r"numpy\.matrix, an ndarray subclass"),
-    (lambda a: np.ma.array(a, mask=a > 2), r"MaskedArray, .*mask would be lost"),
-    (lambda a: _DuckArray(), r"_DuckArray, an array type that implements NumPy functions"),
-])
+@pytest.mark.parametrize(
+    "make, what",
+    [
+        (np.matrix, r"numpy\.matrix, an ndarray subclass"),
+        (lambda a: np.ma.array(a, mask=a > 2), r"MaskedArray, .*mask would be lost"),
+        (lambda a: _DuckArray(), r"_DuckArray, an array type that implements NumPy functions"),
+    ],
+)
 def test_arrays_whose_operations_mean_something_else_are_refused_by_name(backend, make, what):
     """Before: np.matrix got elementwise `*` (NumPy: a matrix product) and a masked array lost
     its mask, silently; the fast path took them once a plain call had compiled."""
@@ -516,6 +539,7 @@ def test_several_index_arrays_refuse_one_out_of_its_axis_range(backend):
 
 # ----------------------------------------------------------------------------- Run-time failures
 
+
 def takes(x, i):
     return np.take(x, i) * 2
 
@@ -526,7 +550,7 @@ def scatters(x, i):
 
 
 def powers(a, b):
-    return a ** b
+    return a**b
 
 
 def two_gathers(x, i, j):
@@ -537,10 +561,22 @@ def _runtime_cases():
     x, ints = np.arange(5.0), np.arange(3)
     return [
         (takes, (x, np.array([1, 7])), IndexError, "out of bounds", r"np\.take", "np.take"),
-        (scatters, (x.copy(), np.array([0, -6])), IndexError, "out of bounds",
-         r"x\[\.\.\.\] = \.\.\.", "x[i] ="),
-        (powers, (ints, np.array([1, -1, 2])), ValueError, "negative integer powers",
-         r"np\.power", "a ** b"),
+        (
+            scatters,
+            (x.copy(), np.array([0, -6])),
+            IndexError,
+            "out of bounds",
+            r"x\[\.\.\.\] = \.\.\.",
+            "x[i] =",
+        ),
+        (
+            powers,
+            (ints, np.array([1, -1, 2])),
+            ValueError,
+            "negative integer powers",
+            r"np\.power",
+            "a ** b",
+        ),
     ]
 
 
@@ -549,8 +585,11 @@ def test_runtime_failures_name_the_numpy_call_and_the_line(backend, case):
     """A kernel reports only a kind of failure: the error still names the NumPy call and
     this file's line that traced the failing node."""
     fn, args, error, message, api, text = _runtime_cases()[case]
-    with pytest.raises(error, match=rf"{message}.* in {api} at "
-                                    rf"{HERE}:{_line_of(fn, text)}$"):
+    with pytest.raises(
+        error,
+        match=rf"{message}.* in {api} at "
+        rf"{HERE}:{_line_of(fn, text)}$",
+    ):
         jitc.jit(fn, backend=backend)(*args)
 
 
@@ -559,9 +598,12 @@ def test_runtime_failure_with_several_candidates_names_each(backend):
     named (the failure path looks them up; the kernels do no extra work per call)."""
     line = _line_of(two_gathers, "x[i] + x[j]")
     x, ok = np.arange(5.0), np.array([0, 1])
-    match = (rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}$" if backend == "reference"
-             else rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}"
-                  rf"( or x\[\.\.\.\] at {HERE}:{line})?$")
+    match = (
+        rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}$"
+        if backend == "reference"
+        else rf"out of bounds.* in x\[\.\.\.\] at {HERE}:{line}"
+        rf"( or x\[\.\.\.\] at {HERE}:{line})?$"
+    )
     with pytest.raises(IndexError, match=match):
         jitc.jit(two_gathers, backend=backend)(x, ok, np.array([9, 0]))
 
@@ -583,7 +625,10 @@ def test_runtime_failure_names_the_failing_launch_also_on_the_fast_path(backend)
     np.testing.assert_array_equal(f(x, np.array([1]), np.array([2])), [0, 1, 2, 0])
     for i, j, line in (([1], [7], second), ([9], [1], first)):
         at = rf"x\[\.\.\.\] = \.\.\. at {HERE}:"
-        match = (rf"out of bounds.* in {at}{first} or {at}{second}$" if backend == "cuda"
-                 else rf"out of bounds.* in {at}{line}$")
+        match = (
+            rf"out of bounds.* in {at}{first} or {at}{second}$"
+            if backend == "cuda"
+            else rf"out of bounds.* in {at}{line}$"
+        )
         with pytest.raises(IndexError, match=match):
             f(x, np.array(i), np.array(j))

@@ -15,8 +15,9 @@ NAMES = ["quickstart", "mlp", "layernorm", "attention", "lstm", "inplace"]
 
 def load(name):
     """Import examples/NAME.py by path, as the AOT CLI does (examples/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"jitc_example_{name}",
-                                                  os.path.join(EXAMPLES, f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"jitc_example_{name}", os.path.join(EXAMPLES, f"{name}.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -44,15 +45,21 @@ def test_module_level_functions_are_jitted_and_importable():
     lowered = lstm.step.lower(*specs)
     text = lowered.as_text()
     assert text.count("f32[1,60]") >= 7 and "constant" in text  # weights are constants
-    for module, name, args in [("mlp", "mlp", [jitc.spec("f32[1,512]")]),
-                               ("mlp", "layer", [jitc.spec("f32[1,512]"),
-                                                 jitc.spec("f32[512,256]"),
-                                                 jitc.spec("f32[256]")]),
-                               ("attention", "block", [jitc.spec("f32[64,256]")]),
-                               ("attention", "forward", [jitc.spec("f32[64,256]")]),
-                               ("layernorm", "layernorm", [jitc.spec("f32[64,256]"),
-                                                           jitc.spec("f32[256]"),
-                                                           jitc.spec("f32[256]")])]:
+    for module, name, args in [
+        ("mlp", "mlp", [jitc.spec("f32[1,512]")]),
+        (
+            "mlp",
+            "layer",
+            [jitc.spec("f32[1,512]"), jitc.spec("f32[512,256]"), jitc.spec("f32[256]")],
+        ),
+        ("attention", "block", [jitc.spec("f32[64,256]")]),
+        ("attention", "forward", [jitc.spec("f32[64,256]")]),
+        (
+            "layernorm",
+            "layernorm",
+            [jitc.spec("f32[64,256]"), jitc.spec("f32[256]"), jitc.spec("f32[256]")],
+        ),
+    ]:
         fn = getattr(load(module), name)
         assert isinstance(fn, jitc.Jitted)
         assert fn.lower(*args).as_text()

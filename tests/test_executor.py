@@ -19,8 +19,9 @@ from jitc.backends.cpu import dot, launcher
 from jitc.backends.cpu.driver import LAUNCH_ENTRY, LAUNCH_TABLE, LAUNCHES, PACKS
 from jitc.core import config
 
-pytestmark = pytest.mark.skipif("cpu" not in jitc.backends.available(),
-                                reason="needs the cpu backend")
+pytestmark = pytest.mark.skipif(
+    "cpu" not in jitc.backends.available(), reason="needs the cpu backend"
+)
 
 RNG = np.random.default_rng(16)
 X = RNG.standard_normal((2, 8))
@@ -46,8 +47,11 @@ def _compiled(fn, args, concurrent, monkeypatch):
 
 def _groups(compiled):
     """Per group launch, the lengths of its chains (the kernels one task runs in turn)."""
-    return [[len(c) for c in chains] for chains in compiled.executable.launch_chains
-            if sum(map(len, chains)) > 1]
+    return [
+        [len(c) for c in chains]
+        for chains in compiled.executable.launch_chains
+        if sum(map(len, chains)) > 1
+    ]
 
 
 def _in_turn(compiled, reverse: bool):
@@ -59,13 +63,13 @@ def _in_turn(compiled, reverse: bool):
         if n[e] == launcher.group_address():
             n[e + 3] = 0
             at, count = n[PACKS] + n[e + 1], n[e + 2]
-            starts = n[at:at + count + 1].copy()
-            chains = [n[at + a:at + b].copy() for a, b in zip(starts, starts[1:])]
+            starts = n[at : at + count + 1].copy()
+            chains = [n[at + a : at + b].copy() for a, b in zip(starts, starts[1:])]
             if reverse:
                 chains.reverse()
                 starts[1:] = starts[0] + np.cumsum([len(c) for c in chains])
-                n[at:at + count + 1] = starts
-                n[at + starts[0]:at + starts[-1]] = np.concatenate(chains)
+                n[at : at + count + 1] = starts
+                n[at + starts[0] : at + starts[-1]] = np.concatenate(chains)
 
 
 def _check(compiled, fn, args, calls=1, rtol=1e-13):
@@ -77,14 +81,15 @@ def _check(compiled, fn, args, calls=1, rtol=1e-13):
             _in_turn(compiled, reverse)
         for _ in range(calls):
             got = compiled(*args)
-            for g, w in zip(got if isinstance(want, tuple) else [got],
-                            want if isinstance(want, tuple) else [want]):
+            for g, w in zip(
+                got if isinstance(want, tuple) else [got],
+                want if isinstance(want, tuple) else [want],
+            ):
                 np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol)
 
 
 @pytest.mark.parametrize("concurrent,blas", [(True, False), (False, False), (True, True)])
-def test_independent_heads_match_numpy_with_and_without_concurrency(concurrent, blas,
-                                                                    monkeypatch):
+def test_independent_heads_match_numpy_with_and_without_concurrency(concurrent, blas, monkeypatch):
     """blas: the dots go to BLAS and split over their columns, their epilogues run as their
     own launches, in place (a kernel writing an array through its input's name)."""
     if blas:
@@ -98,8 +103,11 @@ def test_independent_heads_match_numpy_with_and_without_concurrency(concurrent, 
     # epilogue and its second dot (into a result or the dots' own local temporaries), then
     # the joins
     groups = _groups(compiled)
-    assert groups == ([[3, 3, 3, 3], [1, 1]] if blas else [[2, 2, 1, 1], [1, 1]]) \
-        if concurrent else not groups
+    assert (
+        groups == ([[3, 3, 3, 3], [1, 1]] if blas else [[2, 2, 1, 1], [1, 1]])
+        if concurrent
+        else not groups
+    )
 
 
 def minus_a_product(x, W):
@@ -180,8 +188,10 @@ branch = st.tuples(st.integers(-3, -1), st.lists(layer, min_size=1, max_size=2).
 def specs(draw):
     branches = draw(st.lists(branch, min_size=2, max_size=4))
     # a negative source reads x; else, sometimes, an earlier branch
-    return tuple((s if s == -1 or i == 0 else draw(st.integers(0, i - 1)), layers)
-                 for i, (s, layers) in enumerate(branches))
+    return tuple(
+        (s if s == -1 or i == 0 else draw(st.integers(0, i - 1)), layers)
+        for i, (s, layers) in enumerate(branches)
+    )
 
 
 def _conflict(a, b) -> bool:
@@ -189,8 +199,7 @@ def _conflict(a, b) -> bool:
     schedule.levels)?"""
     for i, p in enumerate(a.pointers):
         for j, q in enumerate(b.pointers):
-            if (i in a.writes or j in b.writes) and p.source == q.source and p.nbytes \
-                    and q.nbytes:
+            if (i in a.writes or j in b.writes) and p.source == q.source and p.nbytes and q.nbytes:
                 lo_p = p.offset + (p.index if p.source == "temp" else 0)
                 lo_q = q.offset + (q.index if q.source == "temp" else 0)
                 same = p.source == "temp" or p.index == q.index
@@ -199,8 +208,13 @@ def _conflict(a, b) -> bool:
     return False
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, phases=[Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(spec=specs())
 def test_random_branchy_graphs_match_numpy(spec):
     want = branchy(X, W, B, spec)
@@ -212,8 +226,12 @@ def test_random_branchy_graphs_match_numpy(spec):
     assert sorted(order) == list(range(len(kernels)))
     for chains in compiled.executable.launch_chains:  # a group's chains are independent
         for i, chain in enumerate(chains):
-            assert not any(_conflict(kernels[a], kernels[b])
-                           for other in chains[i + 1:] for a in chain for b in other)
+            assert not any(
+                _conflict(kernels[a], kernels[b])
+                for other in chains[i + 1 :]
+                for a in chain
+                for b in other
+            )
     position = {k: i for i, k in enumerate(order)}  # and dependent kernels keep their order
     for a in range(len(kernels)):
         for b in range(a + 1, len(kernels)):
@@ -235,8 +253,9 @@ def test_sixteen_threads_calling_a_branchy_function(monkeypatch):
         try:
             for _ in range(1000):
                 got = f(inputs[t], W, B)
-                if not all(np.allclose(g, w, rtol=1e-13, atol=1e-14)
-                           for g, w in zip(got, wants[t])):
+                if not all(
+                    np.allclose(g, w, rtol=1e-13, atol=1e-14) for g, w in zip(got, wants[t])
+                ):
                     errors.append((t, "mismatch"))
                     return
                 done[t] += 1

@@ -40,7 +40,8 @@ def test_scipy_linalg_is_not_imported_and_blas_is_single_threaded_for_a_dot(tmp_
     import os
 
     env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
-    result = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

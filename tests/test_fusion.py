@@ -77,8 +77,9 @@ def _kinds(graph):
 
 
 def test_softmax_relu_dense_is_dot_plus_one_fusion():
-    lo, c = compile_and_check(P.softmax_layer, jitc.spec("f32[64,128]"),
-                              jitc.spec("f32[128,256]"), jitc.spec("f32[256]"))
+    lo, c = compile_and_check(
+        P.softmax_layer, jitc.spec("f32[64,128]"), jitc.spec("f32[128,256]"), jitc.spec("f32[256]")
+    )
     s = c.stats()
     dot_bytes = 64 * 256 * 4
     assert s["kernels"] <= 2 and s["temp_bytes"] <= dot_bytes, s
@@ -89,8 +90,12 @@ def test_softmax_relu_dense_is_dot_plus_one_fusion():
 
 
 def test_elementwise_chain_is_one_kernel_without_temporaries():
-    lo, c = compile_and_check(P.elementwise_chain, jitc.spec("f32[512,512]"),
-                              jitc.spec("f32[512]"), jitc.spec("f32[512,1]"))
+    lo, c = compile_and_check(
+        P.elementwise_chain,
+        jitc.spec("f32[512,512]"),
+        jitc.spec("f32[512]"),
+        jitc.spec("f32[512,1]"),
+    )
     assert lo.graph.count_ops() >= 10
     s = c.stats()
     assert s["kernels"] == 1 and s["temp_bytes"] == 0, s
@@ -99,8 +104,9 @@ def test_elementwise_chain_is_one_kernel_without_temporaries():
 
 
 def test_layernorm_is_one_reduction_fusion():
-    lo, c = compile_and_check(P.layernorm, jitc.spec("f32[256,512]"), jitc.spec("f32[512]"),
-                              jitc.spec("f32[512]"))
+    lo, c = compile_and_check(
+        P.layernorm, jitc.spec("f32[256,512]"), jitc.spec("f32[512]"), jitc.spec("f32[512]")
+    )
     s = c.stats()
     assert s["kernels"] == 1 and s["temp_bytes"] == 0, s
     assert _kinds(c.graph) == ["reduction"]
@@ -141,8 +147,9 @@ def test_cpu_backend_runs_the_fused_acceptance_graphs():
 
 def test_expensive_op_is_never_computed_twice():
     lo, c = compile_and_check(P.exp_two_readers, jitc.spec("f32[64,64]"))
-    exps = [n for f in c.graph.nodes for n in (f.subgraph.nodes if f.subgraph else [f])
-            if n.op == "exp"]
+    exps = [
+        n for f in c.graph.nodes for n in (f.subgraph.nodes if f.subgraph else [f]) if n.op == "exp"
+    ]
     assert len(exps) == 1
     assert "fusing exp (expensive) into each would compute it 2 times" in c.fusion_report()
 
@@ -153,8 +160,9 @@ def test_cheap_producer_is_copied_into_each_reader():
         return y.sum(axis=0), np.exp(y).sum(axis=1)
 
     lo, c = compile_and_check(f, jitc.spec("f32[32,16]"), jitc.spec("f32[16]"))
-    adds = [n for f_ in c.graph.nodes if f_.op == "fusion" for n in f_.subgraph.nodes
-            if n.op == "add"]
+    adds = [
+        n for f_ in c.graph.nodes if f_.op == "fusion" for n in f_.subgraph.nodes if n.op == "add"
+    ]
     assert len(adds) == 2 and c.stats()["temp_bytes"] == 0
 
 
@@ -179,8 +187,9 @@ def test_dot_feeding_a_dot_is_reported():
     def f(x, a, b):
         return (x @ a) @ b
 
-    lo, c = compile_and_check(f, jitc.spec("f32[8,16]"), jitc.spec("f32[16,16]"),
-                              jitc.spec("f32[16,4]"))
+    lo, c = compile_and_check(
+        f, jitc.spec("f32[8,16]"), jitc.spec("f32[16,16]"), jitc.spec("f32[16,4]")
+    )
     assert "dot output feeds a second dot" in c.fusion_report()
 
 
@@ -264,7 +273,8 @@ def test_pipeline_is_a_list_of_named_passes():
 def test_dump_writes_the_ir_after_every_pass(tmp_path, monkeypatch):
     monkeypatch.setattr(jitc.core.config, "DUMP_DIR", str(tmp_path))
     lo = jitc.jit(P.softmax_layer, backend="reference").lower(
-        jitc.spec("f32[4,8]"), jitc.spec("f32[8,4]"), jitc.spec("f32[4]"))
+        jitc.spec("f32[4,8]"), jitc.spec("f32[8,4]"), jitc.spec("f32[4]")
+    )
     g = optimize(lo.graph)
     files = sorted(os.listdir(tmp_path))
     assert files[0] == "softmax_layer.00-traced.txt"
@@ -278,7 +288,8 @@ def test_verifier_runs_after_each_pass_and_names_the_broken_one(monkeypatch):
         return graph
 
     lo = jitc.jit(P.layernorm, backend="reference").lower(
-        jitc.spec("f32[4,8]"), jitc.spec("f32[8]"), jitc.spec("f32[8]"))
+        jitc.spec("f32[4,8]"), jitc.spec("f32[8]"), jitc.spec("f32[8]")
+    )
     with pytest.raises(jitc.core.errors.VerifyError, match="after pass 'broken'"):
         run_passes(lo.graph, [Pass("broken", broken)], verify=True)
     monkeypatch.setenv("JITC_VERIFY", "0")
@@ -290,15 +301,17 @@ def test_verifier_runs_after_each_pass_and_names_the_broken_one(monkeypatch):
 
 def test_optimize_leaves_the_traced_graph_alone():
     lo = jitc.jit(P.layernorm, backend="reference").lower(
-        jitc.spec("f32[4,8]"), jitc.spec("f32[8]"), jitc.spec("f32[8]"))
+        jitc.spec("f32[4,8]"), jitc.spec("f32[8]"), jitc.spec("f32[8]")
+    )
     before = str(lo.graph)
     optimize(lo.graph, verify=True)
     assert str(lo.graph) == before
 
 
 def test_report_of_a_fully_fused_function_has_no_boundaries():
-    lo, c = compile_and_check(P.layernorm, jitc.spec("f32[8,32]"), jitc.spec("f32[32]"),
-                              jitc.spec("f32[32]"))
+    lo, c = compile_and_check(
+        P.layernorm, jitc.spec("f32[8,32]"), jitc.spec("f32[32]"), jitc.spec("f32[32]")
+    )
     report = c.fusion_report()
     assert "0 boundaries not fused" in report and len(report.splitlines()) == 1
 

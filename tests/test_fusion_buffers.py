@@ -30,7 +30,7 @@ def run_with_plan(graph, plan, args):
         if v in plan.offsets:
             off = plan.offsets[v]
             assert off % ALIGN == 0 and off + nbytes <= plan.size
-            return arena[off:off + nbytes].view(v.dtype).reshape(v.shape)
+            return arena[off : off + nbytes].view(v.dtype).reshape(v.shape)
         k = plan.in_outputs.get(v, first_output.get(v))
         if k is None:
             return None
@@ -87,8 +87,7 @@ def _chain_of_dots(x, a, b, c, d):
 
 
 def test_dead_buffers_are_reused():
-    lo = jitc.jit(_chain_of_dots, backend="reference").lower(
-        *[jitc.spec("f32[32,32]")] * 5)
+    lo = jitc.jit(_chain_of_dots, backend="reference").lower(*[jitc.spec("f32[32,32]")] * 5)
     g = optimize(lo.graph, verify=True)
     rng = np.random.default_rng(0)
     args = [rng.standard_normal((32, 32), dtype=np.float32) for _ in range(5)]
@@ -96,8 +95,10 @@ def test_dead_buffers_are_reused():
     one = 32 * 32 * 4
     assert len(plan.offsets) == 3  # three intermediates ...
     assert plan.size == 2 * one  # ... but never more than two alive at once
-    assert jitc.jit(_chain_of_dots, backend="reference").lower(*args).compile().stats()[
-        "temp_bytes"] == 2 * one
+    assert (
+        jitc.jit(_chain_of_dots, backend="reference").lower(*args).compile().stats()["temp_bytes"]
+        == 2 * one
+    )
 
 
 def _bare(g, op, operands, shape, dtype=np.float32, **attrs):
@@ -135,13 +136,17 @@ def test_multi_output_elements_have_their_own_lifetimes():
         q, k, v = np.split(x @ w, 3, axis=-1)
         return (q @ k.T) @ v
 
-    lo = jitc.jit(f, backend="reference").lower(jitc.spec("f32[16,32]"),
-                                                jitc.spec("f32[32,96]"))
+    lo = jitc.jit(f, backend="reference").lower(jitc.spec("f32[16,32]"), jitc.spec("f32[32,96]"))
     g = optimize(lo.graph, verify=True)
     assert any(n.op == "fusion" and n.attrs["kind"] == "multi" for n in g.nodes)
     rng = np.random.default_rng(0)
-    plan = check_plan(g, [rng.standard_normal((16, 32), dtype=np.float32),
-                          rng.standard_normal((32, 96), dtype=np.float32)])
+    plan = check_plan(
+        g,
+        [
+            rng.standard_normal((16, 32), dtype=np.float32),
+            rng.standard_normal((32, 96), dtype=np.float32),
+        ],
+    )
     # peak: x @ w (6 KB) while the multi fusion writes q, k, v (2 KB each); then q @ k.T
     # (1 KB) takes the dead x @ w's bytes
     assert plan.size == 16 * 96 * 4 + 3 * 16 * 32 * 4
@@ -153,11 +158,14 @@ def test_fused_acceptance_cases_run_inside_their_plan():
     from tests import test_fusion_programs as P
 
     rng = np.random.default_rng(0)
-    for fn, specs in ((P.softmax_layer, ["f32[8,16]", "f32[16,8]", "f32[8]"]),
-                      (P.exp_two_readers, ["f32[16,16]"]),
-                      (P.gpt2, P.gpt2_specs())):
+    for fn, specs in (
+        (P.softmax_layer, ["f32[8,16]", "f32[16,8]", "f32[8]"]),
+        (P.exp_two_readers, ["f32[16,16]"]),
+        (P.gpt2, P.gpt2_specs()),
+    ):
         lo = jitc.jit(fn, backend="reference").lower(
-            *[jitc.spec(s) if isinstance(s, str) else s for s in specs])
+            *[jitc.spec(s) if isinstance(s, str) else s for s in specs]
+        )
         g = optimize(lo.graph, verify=True)
         args = [rng.standard_normal(p.shape).astype(p.dtype) for p in g.params]
         check_plan(g, args)

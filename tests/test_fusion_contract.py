@@ -118,8 +118,15 @@ def dot_body(first=True, computed_operand=False):
     if not first:
         bb = b.bcast(bias, (8, 16), (1,))
     lhs = b("negative", x) if computed_operand else x
-    d = b("dot_general", lhs, w, lhs_contracting=(1,), rhs_contracting=(0,), lhs_batch=(),
-          rhs_batch=())
+    d = b(
+        "dot_general",
+        lhs,
+        w,
+        lhs_contracting=(1,),
+        rhs_contracting=(0,),
+        lhs_batch=(),
+        rhs_batch=(),
+    )
     if first:
         bb = b.bcast(bias, (8, 16), (1,))
     return b, b("maximum", b("add", d, bb), b.bcast(b.const(0.0), (8, 16), ()))
@@ -139,8 +146,9 @@ def test_dot_epilogue():
 def test_dot_result_read_through_a_transpose_is_rejected():
     b = Body((8, 8), (8, 8))
     x, w = b.params
-    d = b("dot_general", x, w, lhs_contracting=(1,), rhs_contracting=(0,), lhs_batch=(),
-          rhs_batch=())
+    d = b(
+        "dot_general", x, w, lhs_contracting=(1,), rhs_contracting=(0,), lhs_batch=(), rhs_batch=()
+    )
     out = b("negative", b("transpose", d, permutation=(1, 0)))
     with pytest.raises(ContractError, match="dot result is read through a transpose"):
         check_fusion(b.fusion("dot", out))
@@ -150,8 +158,9 @@ def test_loop_outputs_share_one_shape_and_bodies_hold_no_array_constants():
     b = Body((8, 8))
     (x,) = b.params
     with pytest.raises(ContractError, match="different shapes"):
-        check_fusion(b.fusion("multi", b("negative", x),
-                              b("negative", b("reshape", x, new_sizes=(64,)))))
+        check_fusion(
+            b.fusion("multi", b("negative", x), b("negative", b("reshape", x, new_sizes=(64,))))
+        )
     b = Body((8, 8))  # a full and a row output is a fine reduction-type multi fusion
     (x,) = b.params
     check_fusion(b.fusion("multi", b("negative", x), b("reduce", x, kind="sum", axes=(0, 1))))

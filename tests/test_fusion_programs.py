@@ -54,8 +54,7 @@ def attention(x, w_qkv, b_qkv, w_o, b_o):
 
 
 def block(x, p):
-    x = x + attention(layernorm(x, p["g1"], p["b1"]), p["w_qkv"], p["b_qkv"], p["w_o"],
-                      p["b_o"])
+    x = x + attention(layernorm(x, p["g1"], p["b1"]), p["w_qkv"], p["b_qkv"], p["w_o"], p["b_o"])
     h = gelu(layernorm(x, p["g2"], p["b2"]) @ p["w_fc"] + p["b_fc"])
     return x + h @ p["w_pr"] + p["b_pr"]
 
@@ -69,9 +68,20 @@ def gpt2_params(rng):
     def f(*shape):
         return (rng.standard_normal(shape) * 0.1).astype(np.float32)
 
-    return {"g1": 1 + f(C), "b1": f(C), "w_qkv": f(C, 3 * C), "b_qkv": f(3 * C),
-            "w_o": f(C, C), "b_o": f(C), "g2": 1 + f(C), "b2": f(C),
-            "w_fc": f(C, 4 * C), "b_fc": f(4 * C), "w_pr": f(4 * C, C), "b_pr": f(C)}
+    return {
+        "g1": 1 + f(C),
+        "b1": f(C),
+        "w_qkv": f(C, 3 * C),
+        "b_qkv": f(3 * C),
+        "w_o": f(C, C),
+        "b_o": f(C),
+        "g2": 1 + f(C),
+        "b2": f(C),
+        "w_fc": f(C, 4 * C),
+        "b_fc": f(4 * C),
+        "w_pr": f(4 * C, C),
+        "b_pr": f(C),
+    }
 
 
 def gpt2_specs():

@@ -22,8 +22,19 @@ from tests.test_fusion_buffers import run_with_plan
 SHAPES = [(4, 6), (6,), (4, 1), (1, 6), (3, 4, 6), (), (6, 4), (2, 3)]
 UNARY = ["negative", "exp", "tanh", "absolute", "sqrt", "sin", "floor", "square", "log1p"]
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "divide"]
-KINDS = ["unary", "binary", "binary", "broadcast", "reduce", "dot", "reshape", "transpose",
-         "scalar", "slice", "select"]
+KINDS = [
+    "unary",
+    "binary",
+    "binary",
+    "broadcast",
+    "reduce",
+    "dot",
+    "reshape",
+    "transpose",
+    "scalar",
+    "slice",
+    "select",
+]
 
 
 def _add(g, op, operands, attrs=None):
@@ -50,8 +61,10 @@ def _factorizations(size):
 
 def build(data, dtype=np.float32) -> Graph:
     g = Graph("random")
-    pool = [g.add_parameter(s, dtype) for s in
-            data.draw(st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3), "params")]
+    pool = [
+        g.add_parameter(s, dtype)
+        for s in data.draw(st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3), "params")
+    ]
     n_ops = data.draw(st.integers(1, 30), "ops")
     pick = lambda: data.draw(st.sampled_from(pool))  # noqa: E731
     for _ in range(n_ops):
@@ -76,19 +89,37 @@ def build(data, dtype=np.float32) -> Graph:
             elif kind == "reduce":
                 if x.ndim == 0:
                     continue
-                axes = data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=1,
-                                          unique=True))
-                y = _add(g, "reduce", [x], {"kind": data.draw(st.sampled_from(
-                    ["sum", "max", "min"])), "axes": tuple(sorted(axes))})
+                axes = data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, unique=True))
+                y = _add(
+                    g,
+                    "reduce",
+                    [x],
+                    {
+                        "kind": data.draw(st.sampled_from(["sum", "max", "min"])),
+                        "axes": tuple(sorted(axes)),
+                    },
+                )
             elif kind == "dot":
-                pairs = [(a, b) for a in pool for b in pool
-                         if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]]
+                pairs = [
+                    (a, b)
+                    for a in pool
+                    for b in pool
+                    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]
+                ]
                 if not pairs:
                     continue
                 a, b = data.draw(st.sampled_from(pairs))
-                y = _add(g, "dot_general", [a, b], {"lhs_contracting": (1,),
-                                                    "rhs_contracting": (0,), "lhs_batch": (),
-                                                    "rhs_batch": ()})
+                y = _add(
+                    g,
+                    "dot_general",
+                    [a, b],
+                    {
+                        "lhs_contracting": (1,),
+                        "rhs_contracting": (0,),
+                        "lhs_batch": (),
+                        "rhs_batch": (),
+                    },
+                )
             elif kind == "reshape":
                 if x.ndim == 0:
                     continue
@@ -111,8 +142,12 @@ def build(data, dtype=np.float32) -> Graph:
                 stride = [1] * x.ndim
                 start[d] = data.draw(st.integers(0, 1))
                 stride[d] = data.draw(st.integers(1, 2))
-                y = _add(g, "slice", [x], {"start": tuple(start), "limit": x.shape,
-                                           "stride": tuple(stride)})
+                y = _add(
+                    g,
+                    "slice",
+                    [x],
+                    {"start": tuple(start), "limit": x.shape, "stride": tuple(stride)},
+                )
         except (ShapeError, ValueError):
             continue
         pool.append(y)
@@ -129,8 +164,12 @@ def _close(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * (1.0 + scale), equal_nan=True)
 
 
-@settings(max_examples=250, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=250,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.data())
 def test_fused_graph_computes_what_the_traced_graph_computes(data):
     g = build(data)

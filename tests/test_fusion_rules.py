@@ -16,8 +16,9 @@ from jitc.fusion.cse import cse
 from jitc.fusion.fold import FOLD_MAX_ELEMENTS, fold
 from jitc.fusion.pipeline import run_passes
 
-SPECIAL_F = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0, -1e-30, 7.0, 1e30,
-                      -8.0], np.float32)
+SPECIAL_F = np.array(
+    [0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0, -1e-30, 7.0, 1e30, -8.0], np.float32
+)
 SPECIAL_I = np.array([0, 1, -1, 7, 2**31 - 1, -(2**31), 3, -3, 100, -100, 5, 2], np.int32)
 
 
@@ -36,8 +37,11 @@ def simplified(fn, *specs):
         args = [_values(p.shape, p.dtype, seed + k) for k, p in enumerate(before.params)]
         want, got = evaluate(before, args), evaluate(after, args)
         for w, g in zip(want, got):
-            same = w.dtype == g.dtype and w.shape == g.shape and np.array_equal(
-                w, g, equal_nan=w.dtype.kind == "f")
+            same = (
+                w.dtype == g.dtype
+                and w.shape == g.shape
+                and np.array_equal(w, g, equal_nan=w.dtype.kind == "f")
+            )
             if same and w.dtype.kind == "f":
                 same = np.array_equal(np.signbit(w), np.signbit(g))
             assert same, f"results differ\nbefore:\n{before}\nafter:\n{after}\n{w}\n{g}"
@@ -123,8 +127,7 @@ def test_reshape_chains_collapse():
 def test_convert_to_same_dtype_and_broadcast_of_broadcast():
     _, g = simplified(lambda x: x.astype(np.float32), "f32[3]")
     assert_ops(g, [])
-    _, g = simplified(lambda x: np.broadcast_to(np.broadcast_to(x, (3, 4)), (2, 3, 4)),
-                      "f32[4]")
+    _, g = simplified(lambda x: np.broadcast_to(np.broadcast_to(x, (3, 4)), (2, 3, 4)), "f32[4]")
     assert_ops(g, ["broadcast_in_dim"])
 
 
@@ -150,8 +153,9 @@ def test_cse_merges_equal_constants_by_value_only():
     outs = []
     for v in (1.0, 1.0, -0.0, 0.0):
         c = g.add("constant", (), {"value": np.array(v, np.float32)}, (), np.float32)
-        b = g.add("broadcast_in_dim", [c], {"shape": (3,), "broadcast_dimensions": ()}, (3,),
-                  np.float32)
+        b = g.add(
+            "broadcast_in_dim", [c], {"shape": (3,), "broadcast_dimensions": ()}, (3,), np.float32
+        )
         outs.append(g.add("add", [x, b], {}, (3,), np.float32))
     g.outputs = outs
     out = cse(g.copy())
@@ -192,9 +196,15 @@ def test_scalar_broadcasts_fold_whatever_their_size():
     consts = []
     for v in (2.0, 3.0):
         c = g.add("constant", (), {"value": np.array(v, np.float32)}, (), np.float32)
-        consts.append(g.add("broadcast_in_dim", [c], {"shape": (64, 64),
-                                                      "broadcast_dimensions": ()},
-                            (64, 64), np.float32))
+        consts.append(
+            g.add(
+                "broadcast_in_dim",
+                [c],
+                {"shape": (64, 64), "broadcast_dimensions": ()},
+                (64, 64),
+                np.float32,
+            )
+        )
     m = g.add("multiply", consts, {}, (64, 64), np.float32)
     g.outputs = [g.add("add", [x, m], {}, (64, 64), np.float32)]
     out = fold(g.copy())

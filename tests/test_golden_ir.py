@@ -47,5 +47,8 @@ def test_optimized_ir(name):
 
 
 def _constants(graph):
-    return [n.attrs["value"] for n in graph.nodes if n.op == "constant"
-            and isinstance(n.attrs["value"], np.ndarray)]
+    return [
+        n.attrs["value"]
+        for n in graph.nodes
+        if n.op == "constant" and isinstance(n.attrs["value"], np.ndarray)
+    ]

@@ -10,13 +10,15 @@ from jitc.core.errors import UnsupportedError
 
 
 def histograms(a, w, image):
-    return (np.histogram(a, bins=20, range=(-3, 3)),
-            np.histogram(a, bins=7, range=(-1, 2), weights=w),
-            np.histogram(a, bins=np.array([-2.0, -0.5, 0.0, 0.1, 4.0])),
-            np.histogram(a, 5, range=(-2, 2), density=True),
-            np.histogram(a.astype(np.int32), bins=4, range=(0, 3)),
-            np.histogram(a, bins=3, range=(1.0, 1.0)),
-            np.histogram(image, bins=16, range=(0, 256)))
+    return (
+        np.histogram(a, bins=20, range=(-3, 3)),
+        np.histogram(a, bins=7, range=(-1, 2), weights=w),
+        np.histogram(a, bins=np.array([-2.0, -0.5, 0.0, 0.1, 4.0])),
+        np.histogram(a, 5, range=(-2, 2), density=True),
+        np.histogram(a.astype(np.int32), bins=4, range=(0, 3)),
+        np.histogram(a, bins=3, range=(1.0, 1.0)),
+        np.histogram(image, bins=16, range=(0, 256)),
+    )
 
 
 def _inputs(dtype):
@@ -42,29 +44,48 @@ def test_histograms_are_numpys(backend, dtype):
         np.testing.assert_array_equal(x, b)
 
 
-@pytest.mark.parametrize("call,error,message", [
-    (lambda a: np.histogram(a, bins=10), UnsupportedError, "needs range="),
-    (lambda a: np.histogram(a, bins=a[:3]), UnsupportedError, "bins= must be an int or"),
-    (lambda a: np.histogram(a, bins=0, range=(0, 1)), ValueError, "must be positive"),
-    (lambda a: np.histogram(a, bins=np.array([0.0, 2.0, 1.0])), ValueError,
-     "increase monotonically"),
-    (lambda a: np.histogram(a, bins=3, range=(2, 1)), ValueError, "max must be larger"),
-    (lambda a: np.histogram(a, bins=3, range=(0, np.inf)), ValueError, "is not finite"),
-    (lambda a: np.histogram(a, bins=3, range=(0, a[0])), UnsupportedError,
-     "range= must be numbers"),
-    (lambda a: np.histogram(a, bins=3, range=(0, 1), weights=a[:2]), ValueError,
-     "weights should have the same shape"),
-    (lambda a: np.histogram(a, bins=np.array([0.0, 1.0]), weights=a), UnsupportedError,
-     "weights= and an array of edges"),
-])
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda a: np.histogram(a, bins=10), UnsupportedError, "needs range="),
+        (lambda a: np.histogram(a, bins=a[:3]), UnsupportedError, "bins= must be an int or"),
+        (lambda a: np.histogram(a, bins=0, range=(0, 1)), ValueError, "must be positive"),
+        (
+            lambda a: np.histogram(a, bins=np.array([0.0, 2.0, 1.0])),
+            ValueError,
+            "increase monotonically",
+        ),
+        (lambda a: np.histogram(a, bins=3, range=(2, 1)), ValueError, "max must be larger"),
+        (lambda a: np.histogram(a, bins=3, range=(0, np.inf)), ValueError, "is not finite"),
+        (
+            lambda a: np.histogram(a, bins=3, range=(0, a[0])),
+            UnsupportedError,
+            "range= must be numbers",
+        ),
+        (
+            lambda a: np.histogram(a, bins=3, range=(0, 1), weights=a[:2]),
+            ValueError,
+            "weights should have the same shape",
+        ),
+        (
+            lambda a: np.histogram(a, bins=np.array([0.0, 1.0]), weights=a),
+            UnsupportedError,
+            "weights= and an array of edges",
+        ),
+    ],
+)
 def test_errors_name_the_argument_and_the_line(call, error, message):
     with pytest.raises(error, match=message + r".*test_histograms\.py"):
         jitc.jit(call, backend="reference")(np.linspace(0, 1, 5))
 
 
 def bincounts(x, w, b):
-    return (np.bincount(x, minlength=8), np.bincount(x, weights=w, minlength=10),
-            np.bincount(b, minlength=3), np.bincount(x[:0], minlength=4))
+    return (
+        np.bincount(x, minlength=8),
+        np.bincount(x, weights=w, minlength=10),
+        np.bincount(b, minlength=3),
+        np.bincount(x[:0], minlength=4),
+    )
 
 
 def test_bincount_is_numpys(backend):
@@ -90,21 +111,30 @@ def test_bincount_out_of_range_names_bincount_and_the_line(backend, bad):
     """NumPy raises for a negative value and grows the result for one >= minlength, which a
     static shape cannot: both fail at run time, naming np.bincount and the user's line."""
     line = count.__code__.co_firstlineno + 1
-    with pytest.raises(ValueError, match=rf"np\.bincount: .*raise minlength at "
-                                         rf".*test_histograms\.py:{line}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"np\.bincount: .*raise minlength at "
+        rf".*test_histograms\.py:{line}",
+    ):
         jitc.jit(count, backend=backend)(np.array(bad))
 
 
-@pytest.mark.parametrize("call,error,message", [
-    (lambda x: np.bincount(x), UnsupportedError, "depends on the data.*pass minlength"),
-    (lambda x: np.bincount(x.astype(float), minlength=3), TypeError, "Cannot cast"),
-    (lambda x: np.bincount(x.astype(np.uint64), minlength=3), TypeError, "Cannot cast"),
-    (lambda x: np.bincount(x.reshape(1, -1), minlength=3), ValueError, "1-dimensional"),
-    (lambda x: np.bincount(x, minlength=-1), ValueError, "must not be negative"),
-    (lambda x: np.bincount(x, minlength=x[0]), UnsupportedError, "must be an int"),
-    (lambda x: np.bincount(x, weights=x[:2], minlength=3), ValueError,
-     "don't have the same length"),
-])
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda x: np.bincount(x), UnsupportedError, "depends on the data.*pass minlength"),
+        (lambda x: np.bincount(x.astype(float), minlength=3), TypeError, "Cannot cast"),
+        (lambda x: np.bincount(x.astype(np.uint64), minlength=3), TypeError, "Cannot cast"),
+        (lambda x: np.bincount(x.reshape(1, -1), minlength=3), ValueError, "1-dimensional"),
+        (lambda x: np.bincount(x, minlength=-1), ValueError, "must not be negative"),
+        (lambda x: np.bincount(x, minlength=x[0]), UnsupportedError, "must be an int"),
+        (
+            lambda x: np.bincount(x, weights=x[:2], minlength=3),
+            ValueError,
+            "don't have the same length",
+        ),
+    ],
+)
 def test_bincount_errors_name_the_line(call, error, message):
     with pytest.raises(error, match=r"np\.bincount.*" + message + r".*test_histograms\.py"):
         jitc.jit(call, backend="reference")(np.arange(4))

@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 
 import jitc
 
-_SETTINGS = dict(deadline=None, derandomize=True,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_SETTINGS = dict(
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 BROAD, NARROW = 150, 4  # cpu: ~1.5 s of kernel compiles per case, cache cold
 
 
@@ -76,28 +79,44 @@ def index_keys(draw, shape):
             else:
                 # a suffix of the common broadcast shape, some axes of it 1
                 k = draw(st.integers(0, len(broadcast)))
-                shape_ = tuple(1 if draw(st.booleans()) else b
-                               for b in broadcast[len(broadcast) - k:])
-                values = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(shape_)),
-                                       max_size=int(np.prod(shape_))))
+                shape_ = tuple(
+                    1 if draw(st.booleans()) else b for b in broadcast[len(broadcast) - k :]
+                )
+                values = draw(
+                    st.lists(
+                        st.integers(-n, n - 1),
+                        min_size=int(np.prod(shape_)),
+                        max_size=int(np.prod(shape_)),
+                    )
+                )
                 key.append(("array", len(arrays)))
-                arrays.append(np.array(values, dtype=draw(st.sampled_from(
-                    [np.int64, np.int32, np.intp]))).reshape(shape_))
+                arrays.append(
+                    np.array(
+                        values, dtype=draw(st.sampled_from([np.int64, np.int32, np.intp]))
+                    ).reshape(shape_)
+                )
                 traced.append(draw(st.booleans()))
             axis += 1
         else:  # a boolean mask over 1 or 2 axes, captured (its count fixes the shape)
             k = draw(st.integers(1, min(2, len(dims) - axis)))
-            mshape = tuple(dims[axis:axis + k])
-            bits = draw(st.lists(st.booleans(), min_size=int(np.prod(mshape)),
-                                 max_size=int(np.prod(mshape))))
+            mshape = tuple(dims[axis : axis + k])
+            bits = draw(
+                st.lists(
+                    st.booleans(), min_size=int(np.prod(mshape)), max_size=int(np.prod(mshape))
+                )
+            )
             key.append(("mask", np.array(bits, dtype=bool).reshape(mshape)))
             axis += k
     return key, arrays, traced
 
 
 def _consumed(key):
-    return sum(0 if c is None or c == "..." else
-               (c[1].ndim if isinstance(c, tuple) and c[0] == "mask" else 1) for c in key)
+    return sum(
+        0
+        if c is None or c == "..."
+        else (c[1].ndim if isinstance(c, tuple) and c[0] == "mask" else 1)
+        for c in key
+    )
 
 
 def _build(key, arrays):
@@ -145,11 +164,14 @@ def _indexed(backend, data, setting):
         return _build(key, [next(it) if t else a for a, t in zip(arrays, traced)])
 
     if not setting:
+
         def fn(x, *args):
             return x[jitted_key(args)]
 
-        _check(lambda: jitc.jit(fn, backend=backend)(x, *traced_arrays),
-               _numpy_or_error(lambda: x[full]))
+        _check(
+            lambda: jitc.jit(fn, backend=backend)(x, *traced_arrays),
+            _numpy_or_error(lambda: x[full]),
+        )
         return
 
     def assign(x, *args):
@@ -184,8 +206,12 @@ def test_ix_is_numpys(backend):
     @given(st.data())
     def run(data):
         shape = data.draw(shapes(2, 3))
-        picks = [np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=3)),
-                          dtype=np.int64) if n else np.zeros(0, np.int64) for n in shape]
+        picks = [
+            np.array(data.draw(st.lists(st.integers(-n, n - 1), max_size=3)), dtype=np.int64)
+            if n
+            else np.zeros(0, np.int64)
+            for n in shape
+        ]
         x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
         note(f"shape={shape} picks={picks}")
         want = _numpy_or_error(lambda: x[np.ix_(*picks)])
@@ -208,8 +234,9 @@ def pad_cases(draw):
         widths = tuple((draw(width), draw(width)) for _ in shape)
     kwargs = {}
     if mode == "constant" and draw(st.booleans()):
-        kwargs["constant_values"] = draw(st.integers(-5, 5) | st.tuples(
-            st.integers(-5, 5), st.integers(-5, 5)))
+        kwargs["constant_values"] = draw(
+            st.integers(-5, 5) | st.tuples(st.integers(-5, 5), st.integers(-5, 5))
+        )
     return shape, mode, widths, kwargs
 
 
@@ -220,8 +247,10 @@ def test_pad_is_numpys(backend):
         shape, mode, widths, kwargs = case
         x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 1.5
         want = _numpy_or_error(lambda: np.pad(x, widths, mode=mode, **kwargs))
-        _check(lambda: jitc.jit(lambda x: np.pad(x, widths, mode=mode, **kwargs),
-                                backend=backend)(x), want)
+        _check(
+            lambda: jitc.jit(lambda x: np.pad(x, widths, mode=mode, **kwargs), backend=backend)(x),
+            want,
+        )
 
     run()
 
@@ -229,6 +258,7 @@ def test_pad_is_numpys(backend):
 def test_regression_nd_constant_mask_inside_a_key(backend):
     """Found by the sweep: a 2-d constant mask beside other indices was refused; NumPy
     reads it as its nonzero() arrays, and so does jitc now (and checks its shape)."""
+
     def masked(x):
         mask = np.array([[True, False, True], [False, False, True]])  # made here: a constant
         big = np.array([[True, False, False, True]] * 3)
@@ -248,8 +278,9 @@ def test_regression_ix(backend):
     arrays); a traced boolean array is refused, its count being known only at run time."""
     x = np.arange(12).reshape(3, 4)
     rows, cols = np.array([2, -3]), np.array([True, False, False, True])
-    got = jitc.jit(lambda x, r: x[np.ix_(r, np.array([True, False, False, True]))],
-                   backend=backend)(x, rows)
+    got = jitc.jit(
+        lambda x, r: x[np.ix_(r, np.array([True, False, False, True]))], backend=backend
+    )(x, rows)
     np.testing.assert_array_equal(got, x[np.ix_(rows, cols)])
     with pytest.raises(jitc.core.errors.UnsupportedError, match="np.ix_ of a traced boolean"):
         jitc.jit(lambda x, c: x[np.ix_(rows, c)], backend="reference")(x, cols)

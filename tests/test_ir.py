@@ -59,8 +59,7 @@ def test_parsed_graph_computes_the_same():
 def test_large_constants_need_the_constants_argument():
     w = np.arange(100, dtype=np.float32)
     # A default argument is baked in as a constant (a closure array would be re-read).
-    graph = jitc.jit(lambda x, w=w: x * w, backend="reference").lower(
-        jitc.spec("f32[100]")).graph
+    graph = jitc.jit(lambda x, w=w: x * w, backend="reference").lower(jitc.spec("f32[100]")).graph
     text = print_graph(graph)
     assert "sha1=" in text
     with pytest.raises(VerifyError, match="not given"):

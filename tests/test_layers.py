@@ -7,9 +7,18 @@ import ast
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOLDERS = {"jitc": "jitc", "core": "jitc.core", "trace": "jitc.trace", "fusion": "jitc.fusion",
-           "numpy_api": "jitc.numpy_api", "runtime": "jitc.runtime", "aot": "jitc.aot",
-           "backends": "jitc.backends", "chunked": "jitc.chunked", "report": "jitc.report"}
+FOLDERS = {
+    "jitc": "jitc",
+    "core": "jitc.core",
+    "trace": "jitc.trace",
+    "fusion": "jitc.fusion",
+    "numpy_api": "jitc.numpy_api",
+    "runtime": "jitc.runtime",
+    "aot": "jitc.aot",
+    "backends": "jitc.backends",
+    "chunked": "jitc.chunked",
+    "report": "jitc.report",
+}
 ACCEPTED_CIRCLE = ("jitc.numpy_api", "jitc.trace.")
 
 
@@ -20,16 +29,21 @@ def modules() -> dict:
             for f in files:
                 if f.endswith(".py"):
                     rel = os.path.relpath(os.path.join(path, f[:-3]), os.path.join(ROOT, folder))
-                    out[f"{package}.{rel.replace(os.sep, '.')}".removesuffix(".__init__")] = \
+                    out[f"{package}.{rel.replace(os.sep, '.')}".removesuffix(".__init__")] = (
                         os.path.join(path, f)
+                    )
     return out
 
 
 def imports(path: str, known) -> set:
     """The jitc modules `path` imports, anywhere but under `if TYPE_CHECKING:`."""
     tree = ast.parse(open(path).read())
-    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                   and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        for n in ast.walk(node)
+    }
     out = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -37,8 +51,10 @@ def imports(path: str, known) -> set:
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name in known}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known
-                    else node.module for a in node.names}
+            out |= {
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                for a in node.names
+            }
     return {m for m in out if m in known}
 
 
@@ -78,8 +94,11 @@ def test_only_the_package_and_the_cli_import_the_front_door():
 
 def test_backends_import_only_the_core_fusion_and_backends():
     allowed = ("jitc.core", "jitc.fusion", "jitc.backends")
-    wrong = {m: sorted(d for d in deps if not d.startswith(allowed))
-             for m, deps in GRAPH.items() if m.startswith("jitc.backends")}
+    wrong = {
+        m: sorted(d for d in deps if not d.startswith(allowed))
+        for m, deps in GRAPH.items()
+        if m.startswith("jitc.backends")
+    }
     assert not {m: d for m, d in wrong.items() if d}
 
 

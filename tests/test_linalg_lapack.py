@@ -42,8 +42,15 @@ def _same(got, want):
 
 def everything(a, b, b1, s):
     """Every function, each on a's (..., n, n) stack; s is symmetric positive definite."""
-    return (np.linalg.solve(a, b), np.linalg.solve(a, b1), np.linalg.inv(a), np.linalg.det(a),
-            np.linalg.slogdet(a), np.linalg.cholesky(s), np.linalg.cholesky(s, upper=True))
+    return (
+        np.linalg.solve(a, b),
+        np.linalg.solve(a, b1),
+        np.linalg.inv(a),
+        np.linalg.det(a),
+        np.linalg.slogdet(a),
+        np.linalg.cholesky(s),
+        np.linalg.cholesky(s, upper=True),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +76,15 @@ def test_every_function_is_numpys(backend, jitted, dtype, batch, n):
 
 def test_results_in_numpys_dtypes(backend):
     """float32 stays float32; float32 beside float64 or an int, bools and ints: float64."""
+
     def mixed(a32, b64, ai, ab):
-        return (np.linalg.solve(a32, b64), np.linalg.solve(a32, ai[:, 0]), np.linalg.det(ab),
-                np.linalg.inv(ai), np.linalg.det(a32))
+        return (
+            np.linalg.solve(a32, b64),
+            np.linalg.solve(a32, ai[:, 0]),
+            np.linalg.det(ab),
+            np.linalg.inv(ai),
+            np.linalg.det(a32),
+        )
 
     rng = np.random.default_rng(0)
     a32 = _well_conditioned(rng, (3, 3), np.float32)
@@ -83,9 +96,14 @@ def test_results_in_numpys_dtypes(backend):
 
 def test_non_contiguous_operands(backend):
     """Transposed and strided operands, made inside the function and passed by the caller."""
+
     def views(a, b):
-        return (np.linalg.solve(a.T, b[::2]), np.linalg.inv(a[::2, ::2]),
-                np.linalg.det(a[1::2, ::2].T), np.linalg.cholesky(a[::2, ::2] @ a[::2, ::2].T))
+        return (
+            np.linalg.solve(a.T, b[::2]),
+            np.linalg.inv(a[::2, ::2]),
+            np.linalg.det(a[1::2, ::2].T),
+            np.linalg.cholesky(a[::2, ::2] @ a[::2, ::2].T),
+        )
 
     rng = np.random.default_rng(1)
     a = _well_conditioned(rng, (8, 8), np.float64)
@@ -100,9 +118,14 @@ def test_non_contiguous_operands(backend):
 def test_solve_b_follows_numpy2(backend):
     """b 1-d: one vector per matrix of the stack; b (..., n, k): stacks broadcast together
     (a (..., n) b is a stack of matrices in NumPy 2, not of vectors)."""
+
     def rules(a, b1, bk, bstack):
-        return (np.linalg.solve(a, b1), np.linalg.solve(a, bk), np.linalg.solve(a[0], bstack),
-                np.linalg.solve(a, bstack[:, None]))
+        return (
+            np.linalg.solve(a, b1),
+            np.linalg.solve(a, bk),
+            np.linalg.solve(a[0], bstack),
+            np.linalg.solve(a, bstack[:, None]),
+        )
 
     rng = np.random.default_rng(2)
     a = _well_conditioned(rng, (3, 4, 4), np.float64)
@@ -118,9 +141,11 @@ def _raises_numpys(backend, fn, *args, message):
         fn(*args)
     # cuda names the function first, as for its other run-time errors ("inv: Singular ...");
     # every backend then names the NumPy call and the user's line
-    with pytest.raises(np.linalg.LinAlgError,
-                       match=f"{'' if backend == 'cuda' else '^'}{message} in "
-                             r"np\.linalg\.\w+ at .*test_linalg_lapack\.py:\d+$"):
+    with pytest.raises(
+        np.linalg.LinAlgError,
+        match=f"{'' if backend == 'cuda' else '^'}{message} in "
+        r"np\.linalg\.\w+ at .*test_linalg_lapack\.py:\d+$",
+    ):
         jitc.jit(fn, backend=backend)(*args)
     for before, after in zip(copies, args):
         np.testing.assert_array_equal(before, after)
@@ -133,17 +158,22 @@ def test_singular_and_not_positive_definite_raise_numpys_linalgerror(backend):
     b = rng.standard_normal((5, 3, 1))
     _raises_numpys(backend, np.linalg.solve, a, b, message="Singular matrix")
     _raises_numpys(backend, lambda x: np.linalg.inv(x) * 2, a, message="Singular matrix")
-    _raises_numpys(backend, np.linalg.inv, np.zeros((2, 2), np.float32),
-                   message="Singular matrix")
+    _raises_numpys(backend, np.linalg.inv, np.zeros((2, 2), np.float32), message="Singular matrix")
     indefinite = np.array([[1.0, 2.0], [2.0, 1.0]])
-    _raises_numpys(backend, np.linalg.cholesky, indefinite,
-                   message="Matrix is not positive definite")
-    _raises_numpys(backend, lambda x: np.linalg.cholesky(x + 0, upper=True),
-                   indefinite.astype(np.float32), message="Matrix is not positive definite")
+    _raises_numpys(
+        backend, np.linalg.cholesky, indefinite, message="Matrix is not positive definite"
+    )
+    _raises_numpys(
+        backend,
+        lambda x: np.linalg.cholesky(x + 0, upper=True),
+        indefinite.astype(np.float32),
+        message="Matrix is not positive definite",
+    )
 
 
 def test_singular_det_is_exactly_zero(backend):
     """NumPy: sign 0, log|det| -inf and det +0.0 (not -0.0), whatever the pivots."""
+
     def dets(a):
         return np.linalg.det(a), np.linalg.slogdet(a)
 
@@ -157,6 +187,7 @@ def test_singular_det_is_exactly_zero(backend):
 
 def test_lower_triangle_is_what_cholesky_reads(backend):
     """NumPy reads the lower triangle (upper=True: the upper one); the other is ignored."""
+
     def both(s):
         return np.linalg.cholesky(s), np.linalg.cholesky(s, upper=True)
 
@@ -165,14 +196,19 @@ def test_lower_triangle_is_what_cholesky_reads(backend):
     _same(jitc.jit(both, backend=backend)(s.T), both(s.T))
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda a, b: np.linalg.inv(a[0]), r"np\.linalg\.inv: argument a: 1-dimensional"),
-    (lambda a, b: np.linalg.det(a[:, :3]),
-     r"np\.linalg\.det: argument a of shape \(4, 3\): Last 2 dimensions .* square"),
-    (lambda a, b: np.linalg.cholesky(a[:3]), r"np\.linalg\.cholesky: argument a of shape"),
-    (lambda a, b: np.linalg.slogdet(a[:2]), r"np\.linalg\.slogdet: argument a of shape"),
-    (lambda a, b: np.linalg.solve(a[:, :2], b), r"np\.linalg\.solve: argument a of shape"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda a, b: np.linalg.inv(a[0]), r"np\.linalg\.inv: argument a: 1-dimensional"),
+        (
+            lambda a, b: np.linalg.det(a[:, :3]),
+            r"np\.linalg\.det: argument a of shape \(4, 3\): Last 2 dimensions .* square",
+        ),
+        (lambda a, b: np.linalg.cholesky(a[:3]), r"np\.linalg\.cholesky: argument a of shape"),
+        (lambda a, b: np.linalg.slogdet(a[:2]), r"np\.linalg\.slogdet: argument a of shape"),
+        (lambda a, b: np.linalg.solve(a[:, :2], b), r"np\.linalg\.solve: argument a of shape"),
+    ],
+)
 def test_non_square_a_is_numpys_linalgerror_naming_the_call(call, message):
     a, b = np.eye(4), np.ones(4)
     with pytest.raises(np.linalg.LinAlgError):
@@ -182,19 +218,24 @@ def test_non_square_a_is_numpys_linalgerror_naming_the_call(call, message):
     assert "test_linalg_lapack.py" in str(info.value)
 
 
-@pytest.mark.parametrize("call", [np.linalg.inv, np.linalg.det, np.linalg.cholesky,
-                                  lambda a: np.linalg.solve(a, a[0])])
+@pytest.mark.parametrize(
+    "call", [np.linalg.inv, np.linalg.det, np.linalg.cholesky, lambda a: np.linalg.solve(a, a[0])]
+)
 def test_float16_is_numpys_typeerror(call):
     a = np.eye(3, dtype=np.float16)
     with pytest.raises(TypeError, match="float16 is unsupported in linalg"):
         call(a)
-    with pytest.raises(TypeError, match=r"np\.linalg\.\w+: array type float16 is unsupported"
-                                        r" in linalg \(at .*test_linalg_lapack.py"):
+    with pytest.raises(
+        TypeError,
+        match=r"np\.linalg\.\w+: array type float16 is unsupported"
+        r" in linalg \(at .*test_linalg_lapack.py",
+    ):
         jitc.jit(call)(a)
 
 
-@pytest.mark.parametrize("b", [np.ones(3), np.ones((3, 1)), np.ones((3, 4)), np.ones((2, 5, 4, 1)),
-                               np.float64(1)])
+@pytest.mark.parametrize(
+    "b", [np.ones(3), np.ones((3, 1)), np.ones((3, 4)), np.ones((2, 5, 4, 1)), np.float64(1)]
+)
 def test_mismatched_b_names_solve_and_b(b):
     def f(a, b):
         return np.linalg.solve(a, b)
@@ -206,20 +247,32 @@ def test_mismatched_b_names_solve_and_b(b):
         jitc.jit(f)(a, b)
 
 
-@pytest.mark.parametrize("a,b", [(np.zeros((0, 0)), np.zeros((0, 3))),
-                                 (np.zeros((0, 3, 3)), np.zeros((0, 3, 2))),
-                                 (np.zeros((2, 0, 0)), np.zeros(0))])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        (np.zeros((0, 0)), np.zeros((0, 3))),
+        (np.zeros((0, 3, 3)), np.zeros((0, 3, 2))),
+        (np.zeros((2, 0, 0)), np.zeros(0)),
+    ],
+)
 def test_empty_matrices_and_stacks(backend, a, b):
     """0 x 0 matrices: det 1.0, empty inverse and factor; empty stacks: empty results."""
+
     def empty(a, b):
-        return (np.linalg.det(a), np.linalg.inv(a), np.linalg.solve(a, b), np.linalg.slogdet(a),
-                np.linalg.cholesky(a))
+        return (
+            np.linalg.det(a),
+            np.linalg.inv(a),
+            np.linalg.solve(a, b),
+            np.linalg.slogdet(a),
+            np.linalg.cholesky(a),
+        )
 
     _same(jitc.jit(empty, backend=backend)(a, b), empty(a, b))
 
 
 def test_writing_the_inverse_over_its_matrix(backend):
     """A[...] = inv(A) in the caller's array: LAPACK reads its own copy of each matrix."""
+
     def invert_in_place(a):
         a[...] = np.linalg.inv(a)
         a += 1.0
@@ -249,8 +302,13 @@ def test_cached_lapack_kernels_run_in_a_new_process(tmp_path):
     runs the kernels the first one cached."""
     env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
     for _ in range(2):
-        run = subprocess.run([sys.executable, "-c", _NEW_PROCESS], env=env,
-                             capture_output=True, text=True, timeout=300)
+        run = subprocess.run(
+            [sys.executable, "-c", _NEW_PROCESS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
     assert any((tmp_path / "cache").rglob("*.nbi"))
 
@@ -277,8 +335,7 @@ def test_ridge_regression_and_gaussian_loglik_are_numpys(backend):
     m = rng.standard_normal((6, 6))
     cov, mu = m @ m.T + 6 * np.eye(6), rng.standard_normal(6)
     pts = rng.standard_normal((50, 6))
-    _same(jitc.jit(gaussian_loglik, backend=backend)(pts, mu, cov),
-          gaussian_loglik(pts, mu, cov))
+    _same(jitc.jit(gaussian_loglik, backend=backend)(pts, mu, cov), gaussian_loglik(pts, mu, cov))
 
 
 def test_the_primitive_rule_and_ir_text():
@@ -289,12 +346,13 @@ def test_the_primitive_rule_and_ir_text():
     infer = PRIMITIVES["linalg"].infer
     f64, f32, i64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
     for types, kind, message in [
-            ([((3, 3), f64)], "qr", "unknown kind 'qr'"),
-            ([((3, 3), f64)], "solve", "solve takes 2 operands"),
-            ([((3, 3), i64)], "inv", "must be float32 or float64"),
-            ([((3, 4), f64)], "inv", "not a stack of square matrices"),
-            ([((3, 3), f64), ((3, 1), f32)], "solve", r"b f32\[3,1\] does not fit"),
-            ([((2, 3, 3), f64), ((3, 1), f64)], "solve", "does not fit")]:
+        ([((3, 3), f64)], "qr", "unknown kind 'qr'"),
+        ([((3, 3), f64)], "solve", "solve takes 2 operands"),
+        ([((3, 3), i64)], "inv", "must be float32 or float64"),
+        ([((3, 4), f64)], "inv", "not a stack of square matrices"),
+        ([((3, 3), f64), ((3, 1), f32)], "solve", r"b f32\[3,1\] does not fit"),
+        ([((2, 3, 3), f64), ((3, 1), f64)], "solve", "does not fit"),
+    ]:
         with pytest.raises(ShapeError, match=message):
             infer(types, {"kind": kind})
     assert infer([((2, 3, 3), f32)], {"kind": "slogdet"}) == ((2, 2), f32)
@@ -302,9 +360,12 @@ def test_the_primitive_rule_and_ir_text():
     def f(a, b):
         return np.linalg.solve(a, b), np.linalg.det(a), np.linalg.cholesky(a, upper=True)
 
-    graph = jitc.jit(f).lower(jitc.ShapeDtype((3, 4, 4), np.float64),
-                              jitc.ShapeDtype((4,), np.float64)).compile(
-                                  backend="reference").graph
+    graph = (
+        jitc.jit(f)
+        .lower(jitc.ShapeDtype((3, 4, 4), np.float64), jitc.ShapeDtype((4,), np.float64))
+        .compile(backend="reference")
+        .graph
+    )
     text = ir_text.print_graph(graph)
     assert "kind=solve" in text and "kind=cholesky_upper" in text
     assert ir_text.print_graph(ir_text.parse_graph(text)) == text
@@ -336,5 +397,4 @@ def test_aot_refuses_linalg_by_name(tmp_path):
     import jitc.aot as aot
 
     with pytest.raises(UnsupportedError, match=r"np\.linalg\.solve is not supported in AOT"):
-        aot.compile(ridge_step, "f64[20,3]", "f64[20]", "f64[]",
-                    name="ridge").write(str(tmp_path))
+        aot.compile(ridge_step, "f64[20,3]", "f64[20]", "f64[]", name="ridge").write(str(tmp_path))

@@ -63,9 +63,11 @@ def test_an_sgd_step_over_a_dict_of_parameters_updates_them_in_place():
 
 def _mixed(n):
     rng = np.random.default_rng(2)
-    kinds = [lambda: rng.standard_normal((3, 4)).astype(np.float32),
-             lambda: rng.integers(-5, 5, 4),
-             lambda: np.float64(rng.standard_normal()) * np.ones(())]
+    kinds = [
+        lambda: rng.standard_normal((3, 4)).astype(np.float32),
+        lambda: rng.integers(-5, 5, 4),
+        lambda: np.float64(rng.standard_normal()) * np.ones(()),
+    ]
     return [kinds[i % 3]() for i in range(n)]
 
 

@@ -87,7 +87,10 @@ def setitem_traced_index(x, i):
 def setitem_advanced_with_slices(x):
     x[:, [1, 3]] = 0.0
     x[[0, 1], 2:4] = 9.0
-    x[0, :, ][[2, 4]] = 1.0  # a copy (advanced index), as in NumPy: x unchanged there
+    x[
+        0,
+        :,
+    ][[2, 4]] = 1.0  # a copy (advanced index), as in NumPy: x unchanged there
     return x
 
 
@@ -385,8 +388,7 @@ def test_attributes_rebound_and_tables_gathered_with_traced_indices(backend):
         assert rebind(m, g) == ref.rebind(g)
         np.testing.assert_array_equal(m.V, ref.V)
     ids = np.array([3, 0, 9, 3])
-    np.testing.assert_array_equal(jitc.jit(Model.lookup, backend=backend)(m, ids),
-                                  ref.lookup(ids))
+    np.testing.assert_array_equal(jitc.jit(Model.lookup, backend=backend)(m, ids), ref.lookup(ids))
 
 
 def test_closure_list_of_arrays_is_written_in_place():
@@ -446,12 +448,15 @@ def _calls_helper(x):
     return x
 
 
-@pytest.mark.parametrize("fn,place", [
-    (_appends_to_global, r"the global 'HISTORY'\[0\]"),
-    (_with_default, r"the default of 'cache'\[0\]"),
-    (_sets_module_attribute, r"STATE\.last"),
-    (_calls_helper, r"tests\.test_mutation\._SEEN\[0\]"),
-])
+@pytest.mark.parametrize(
+    "fn,place",
+    [
+        (_appends_to_global, r"the global 'HISTORY'\[0\]"),
+        (_with_default, r"the default of 'cache'\[0\]"),
+        (_sets_module_attribute, r"STATE\.last"),
+        (_calls_helper, r"tests\.test_mutation\._SEEN\[0\]"),
+    ],
+)
 def test_traced_values_stored_outside_the_function_are_errors(fn, place):
     """Never a leaked Tracer: the error names the place and the line that made the value."""
     with pytest.raises(UnsupportedError, match=place + " holds a traced value") as e:
@@ -472,10 +477,13 @@ def _rebinds_list_item(params):
     return params[1]
 
 
-@pytest.mark.parametrize("fn,args,name", [
-    (_logs_into_argument, lambda: (np.ones(3), []), "'log'"),
-    (_rebinds_list_item, lambda: ([np.ones(3), np.ones(3)],), "'params'"),
-])
+@pytest.mark.parametrize(
+    "fn,args,name",
+    [
+        (_logs_into_argument, lambda: (np.ones(3), []), "'log'"),
+        (_rebinds_list_item, lambda: ([np.ones(3), np.ones(3)],), "'params'"),
+    ],
+)
 def test_list_arguments_changed_while_tracing_are_errors(fn, args, name):
     """The function gets copies of list arguments: a change would silently not reach the
     caller, so it is an error naming the argument."""
@@ -486,12 +494,15 @@ def test_list_arguments_changed_while_tracing_are_errors(fn, args, name):
 # ----------------------------------------------------------------------------- boolean masks
 
 
-@pytest.mark.parametrize("fn,what", [
-    (lambda x: x[x > 0], "the shape"),
-    (lambda x: x[x > 0] + x, "combining an array"),
-    (lambda x: len(x[x > 0]), "len()"),
-    (lambda x: x[x > 0].max(), ".max"),
-])
+@pytest.mark.parametrize(
+    "fn,what",
+    [
+        (lambda x: x[x > 0], "the shape"),
+        (lambda x: x[x > 0] + x, "combining an array"),
+        (lambda x: len(x[x > 0]), "len()"),
+        (lambda x: x[x > 0].max(), ".max"),
+    ],
+)
 def test_data_dependent_shapes_from_masks_are_clear_errors(fn, what):
     with pytest.raises(UnsupportedError, match="boolean mask index") as e:
         jitc.jit(fn, backend="reference")(F.copy())
@@ -519,6 +530,7 @@ def test_masks_must_be_the_same_computation():
 def test_unrolled_stencil_computes_each_step_once():
     """A stencil step reads the previous step at several offsets: fusing the steps into one
     kernel would compute each earlier step once per offset (5**steps work)."""
+
     def heat(u, steps):
         for _ in range(steps):
             u[1:-1] += 0.25 * (u[:-2] - 2 * u[1:-1] + u[2:])
@@ -535,6 +547,7 @@ def test_unrolled_stencil_computes_each_step_once():
 def test_weights_updated_in_place_are_computed_into_the_callers_arrays():
     """`W -= lr * (x.T @ g)`: the epilogue of the dot writes W's new contents straight into
     the caller's W (the dot accumulates aside), so no whole-array copy follows the call."""
+
     def sgd(W1, W2, x, y):
         h = np.tanh(x @ W1)
         err = h @ W2 - y

@@ -25,22 +25,30 @@ def _index(n):
 def view_step(draw):
     kind = draw(st.sampled_from(["slice", "slice", "T", "row"]))
     if kind == "slice":
-        return ("slice", tuple(slice(draw(_index(6)), draw(_index(6)),
-                                     draw(st.sampled_from([None, 1, 2, -1, -2, 3])))
-                               for _ in range(2)))
+        return (
+            "slice",
+            tuple(
+                slice(
+                    draw(_index(6)), draw(_index(6)), draw(st.sampled_from([None, 1, 2, -1, -2, 3]))
+                )
+                for _ in range(2)
+            ),
+        )
     return (kind, draw(st.integers(0, 5)))
 
 
-STEP = st.tuples(st.lists(view_step(), max_size=3),
-                 st.sampled_from(["iadd", "imul", "set", "from_y", "reversed", "out", "to_y"]),
-                 st.sampled_from([0.5, 2.0, -1.0]))
+STEP = st.tuples(
+    st.lists(view_step(), max_size=3),
+    st.sampled_from(["iadd", "imul", "set", "from_y", "reversed", "out", "to_y"]),
+    st.sampled_from([0.5, 2.0, -1.0]),
+)
 
 
 def view_of(x, steps):
     v = x
     for kind, arg in steps:
         if kind == "slice":
-            v = v[arg[:v.ndim]]
+            v = v[arg[: v.ndim]]
         elif kind == "T":
             v = v.T
         elif v.ndim == 2 and v.shape[0]:
@@ -72,15 +80,21 @@ def program(steps):
         for views, op, c in steps:
             write(view_of(x, views), y, op, c)
         return x.sum() * y
+
     return f
 
 
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
 def test_view_and_in_place_sequences_match_numpy(backend):
-    @settings(max_examples=EXAMPLES[backend], deadline=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
-    @given(steps=st.lists(STEP, min_size=1, max_size=4),
-           rows=st.integers(1, 5), cols=st.integers(1, 6))
+    @settings(
+        max_examples=EXAMPLES[backend],
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        steps=st.lists(STEP, min_size=1, max_size=4), rows=st.integers(1, 5), cols=st.integers(1, 6)
+    )
     def check(steps, rows, cols):
         rng = np.random.default_rng(rows * 10 + cols)
         x0, y0 = rng.standard_normal((rows, cols)), rng.standard_normal(cols + 1)

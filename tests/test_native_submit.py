@@ -67,8 +67,9 @@ def test_a_chain_of_native_calls_matches_numpy_and_behaves_as_a_future():
     done, not_done = cf.wait([chained], timeout=WAIT)
     assert done == {chained} and not not_done
     np.testing.assert_array_equal(chained.result(), expect_chained)
-    np.testing.assert_array_equal(next(cf.as_completed([first], timeout=WAIT)).result(),
-                                  expect_first)
+    np.testing.assert_array_equal(
+        next(cf.as_completed([first], timeout=WAIT)).result(), expect_first
+    )
     called = threading.Event()
     later = f.submit(chained, 2.0)
     later.add_done_callback(lambda fut: called.set())  # nobody asks: the watcher settles it
@@ -87,8 +88,7 @@ def test_a_kernel_failure_names_the_user_line_and_fails_its_native_dependents():
     assert type(dependent) is NativeFuture and not failed.done()
     with pytest.raises(IndexError, match=rf"test_native_submit.py:{PICK_LINE}") as info:
         failed.result()
-    assert any("pick.submit at" in n and "test_native_submit.py" in n
-               for n in info.value.__notes__)
+    assert any("pick.submit at" in n and "test_native_submit.py" in n for n in info.value.__notes__)
     assert dependent.exception() is failed.exception()
     assert grand.exception() is failed.exception()
     want = BIG
@@ -168,8 +168,13 @@ def script_output(tmp_path, source) -> list:
     """The words `source` prints, run as a script in a new process (it must succeed)."""
     script = tmp_path / "child.py"
     script.write_text(source)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, JITC_COMPILE="sync"))
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, JITC_COMPILE="sync"),
+    )
     assert run.returncode == 0, run.stderr
     return run.stdout.split()
 

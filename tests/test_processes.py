@@ -58,8 +58,14 @@ def _run(tmp_path, source, *args, env=None):
     script = tmp_path / "prog.py"
     script.write_text(source)
     env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
-    run = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                         timeout=300, env=env, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     return run.stdout.strip()
 
@@ -78,14 +84,18 @@ def test_pool_map_over_a_jitted_function(tmp_path, method):
 
 
 def test_numba_threading_layer_set_by_the_user_is_kept(tmp_path):
-    source = PROGRAM + "x = inputs()[0]\nassert np.allclose(step(x), expected(x))\n" \
+    source = (
+        PROGRAM + "x = inputs()[0]\nassert np.allclose(step(x), expected(x))\n"
         "import numba\nprint(numba.threading_layer())\n"
+    )
     assert _run(tmp_path, source, env={"NUMBA_THREADING_LAYER": "workqueue"}) == "workqueue"
 
 
 def test_jitc_runs_numba_threads_on_tbb(tmp_path):
-    source = PROGRAM + "x = inputs()[0]\nassert np.allclose(step(x), expected(x))\n" \
+    source = (
+        PROGRAM + "x = inputs()[0]\nassert np.allclose(step(x), expected(x))\n"
         "import numba\nprint(numba.threading_layer())\n"
+    )
     assert _run(tmp_path, source, env={"NUMBA_THREADING_LAYER": None}) == "tbb"
 
 

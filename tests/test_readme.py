@@ -28,8 +28,11 @@ def commands(block: str) -> list[str]:
     """The shell commands of a plain block, less the parts run elsewhere (NOT_RUN_HERE)."""
     out = []
     for line in block.splitlines():
-        kept = [part.strip() for part in line.split("&&")
-                if part.strip() and not part.strip().startswith(NOT_RUN_HERE)]
+        kept = [
+            part.strip()
+            for part in line.split("&&")
+            if part.strip() and not part.strip().startswith(NOT_RUN_HERE)
+        ]
         if kept:
             out.append(" && ".join(kept))
     return out
@@ -38,10 +41,17 @@ def commands(block: str) -> list[str]:
 def test_the_readme_has_the_blocks_this_test_runs():
     found = blocks()
     assert [lang for lang, _ in found].count("python") >= 3
-    skipped = [line for lang, b in found if not lang for line in b.splitlines()
-               if any(part.strip().startswith(NOT_RUN_HERE) for part in line.split("&&"))]
-    assert skipped == ['pip install -e . && python examples/quickstart.py',
-                       'pip install -e ".[test]" && python -m pytest -q']
+    skipped = [
+        line
+        for lang, b in found
+        if not lang
+        for line in b.splitlines()
+        if any(part.strip().startswith(NOT_RUN_HERE) for part in line.split("&&"))
+    ]
+    assert skipped == [
+        "pip install -e . && python examples/quickstart.py",
+        'pip install -e ".[test]" && python -m pytest -q',
+    ]
 
 
 def test_every_readme_block_runs(tmp_path):

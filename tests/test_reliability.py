@@ -44,8 +44,9 @@ def test_first_traces_and_compiles_from_threads_in_a_fresh_process(backend, tmp_
     script = tmp_path / "race.py"
     script.write_text(FIRST_TRACES_FROM_THREADS)
     env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
-    run = subprocess.run([sys.executable, str(script), backend], env=env, capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(script), backend], env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "0 []", run.stdout
 
@@ -79,8 +80,11 @@ def test_a_python_int_beyond_int64_is_an_error_naming_the_argument():
     f = jitc.jit(_add, backend="cpu")
     y = np.arange(4.0)
     np.testing.assert_array_equal(f(y, 5), y + 5)
-    with pytest.raises(OverflowError, match="argument 'k': Python integer 2361183241434822606848 "
-                                            "out of bounds for int64 .*pass a float"):
+    with pytest.raises(
+        OverflowError,
+        match="argument 'k': Python integer 2361183241434822606848 "
+        "out of bounds for int64 .*pass a float",
+    ):
         f(y, 2**71)
 
 
@@ -233,8 +237,8 @@ def test_float32_means_over_a_strided_axis_are_accurate():
     got = jitc.jit(lambda x: x.mean(axis=0), backend="cpu")(x)
     assert got.dtype == np.float32
     assert _rel_err(got, x.mean(axis=0, dtype=np.float64)) <= 1e-6
-    sums = jitc.jit(lambda x: (x * 2).sum(axis=(0, 1)), backend="cpu")(x[:2**16])
-    assert _rel_err(sums, (x[:2**16] * 2).sum(dtype=np.float64)) <= 1e-6
+    sums = jitc.jit(lambda x: (x * 2).sum(axis=(0, 1)), backend="cpu")(x[: 2**16])
+    assert _rel_err(sums, (x[: 2**16] * 2).sum(dtype=np.float64)) <= 1e-6
 
 
 def test_float64_sums_stay_accurate_and_sums_keep_nan_and_inf():
@@ -262,8 +266,27 @@ def test_division_by_a_subnormal_divisor_is_numpys():
     x = np.array([[1e-45, 1e-45, 0]], np.float32)
     share = jitc.jit(lambda x: x / x.sum(-1, keepdims=True), backend="cpu")
     np.testing.assert_array_equal(share(x), x / x.sum(-1, keepdims=True))
-    y = np.array([1.0, 3e-45, 7e-45, -1e-40, 5.5, 2e-45, 1e-44, 0.0, 1e-38, -3.0, 4e-45,
-                  -6e-45, 1e-42, 2.5, -1e-45, 9e-45], np.float32)
+    y = np.array(
+        [
+            1.0,
+            3e-45,
+            7e-45,
+            -1e-40,
+            5.5,
+            2e-45,
+            1e-44,
+            0.0,
+            1e-38,
+            -3.0,
+            4e-45,
+            -6e-45,
+            1e-42,
+            2.5,
+            -1e-45,
+            9e-45,
+        ],
+        np.float32,
+    )
     floor_div = jitc.jit(lambda y: y // np.float32(1e-45), backend="cpu")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         np.testing.assert_array_equal(floor_div(y), y // np.float32(1e-45))
@@ -293,11 +316,17 @@ def test_elementwise_arithmetic_rounds_like_numpy():
 
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal(4096).astype(np.float32) for _ in range(3))
-    f = jitc.jit(lambda a, b, c: (a * b + c, a * a - b * b, a * a - a * a,
-                                  (a + np.float32(1e4)) - np.float32(1e4), a / b),
-                 backend="cpu")
-    want = (a * b + c, a * a - b * b, a * a - a * a, (a + np.float32(1e4)) - np.float32(1e4),
-            a / b)
+    f = jitc.jit(
+        lambda a, b, c: (
+            a * b + c,
+            a * a - b * b,
+            a * a - a * a,
+            (a + np.float32(1e4)) - np.float32(1e4),
+            a / b,
+        ),
+        backend="cpu",
+    )
+    want = (a * b + c, a * a - b * b, a * a - a * a, (a + np.float32(1e4)) - np.float32(1e4), a / b)
     for got, w in zip(f(a, b, c), want):
         np.testing.assert_array_equal(got, w)
 
@@ -346,8 +375,14 @@ def _on_cuda_simulator(code: str):
     the simulator once per process, when numba.cuda is first imported)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    run = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=root,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok"), run.stdout
 

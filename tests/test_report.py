@@ -20,18 +20,31 @@ from jitc.report import graph as report_graph
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 LSTM_ARGS = ["--arg", "f32[1,60]"] * 7
-BROWSER = next(filter(None, map(shutil.which, ("chromium", "chromium-browser",
-                                                "google-chrome"))), None)
+BROWSER = next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+)
 needs_browser = pytest.mark.skipif(
-    BROWSER is None, reason="Chromium is not installed (Debian: apt-get install chromium; "
-                            ".ci/run installs it)")
+    BROWSER is None,
+    reason="Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)",
+)
 
 
 def chromium(page, *flags, timeout=120):
     """Run headless Chromium on the file `page` with `flags`; its stdout."""
-    done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--allow-file-access-from-files", *flags, f"file://{page}"],
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--allow-file-access-from-files",
+            *flags,
+            f"file://{page}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -59,18 +72,37 @@ def pages(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     made = {}
     for name, target, args in [
-            ("layer", "mlp.py:layer", ["--arg", "f32[64,512]", "--arg", "f32[512,256]",
-                                       "--arg", "f32[256]"]),
-            ("layernorm", "layernorm.py:layernorm", ["--arg", "f32[64,256]", "--arg",
-                                                     "f32[256]", "--arg", "f32[256]"])]:
+        (
+            "layer",
+            "mlp.py:layer",
+            ["--arg", "f32[64,512]", "--arg", "f32[512,256]", "--arg", "f32[256]"],
+        ),
+        (
+            "layernorm",
+            "layernorm.py:layernorm",
+            ["--arg", "f32[64,256]", "--arg", "f32[256]", "--arg", "f32[256]"],
+        ),
+    ]:
         page = str(out / f"{name}.html")
         assert cli.main(["report", os.path.join(EXAMPLES, target), *args, "-o", page]) == 0
         fn = cli.load_function(os.path.join(EXAMPLES, target))
         compiled = jitc.jit(fn).lower(*cli.parse_specs(args[1::2])).compile()
         made[name] = (page, compiled, None)
     build = out / "build"
-    assert cli.main(["aot", os.path.join(EXAMPLES, "lstm.py:step"), *LSTM_ARGS, "-o",
-                     str(build), "--max-bytes", "2000000"]) == 0
+    assert (
+        cli.main(
+            [
+                "aot",
+                os.path.join(EXAMPLES, "lstm.py:step"),
+                *LSTM_ARGS,
+                "-o",
+                str(build),
+                "--max-bytes",
+                "2000000",
+            ]
+        )
+        == 0
+    )
     page = str(out / "step.html")
     assert cli.main(["report", str(build / "step"), "-o", page]) == 0
     fn = cli.load_function(os.path.join(EXAMPLES, "lstm.py:step"))
@@ -114,8 +146,9 @@ def test_the_error_count_sees_script_and_console_errors(pages, tmp_path):
     with open(pages["layer"][0]) as f:
         text = f.read()
     page = tmp_path / "broken.html"
-    page.write_text(text.replace("</body>", "<script>console.error('x'); undefined_name();"
-                                            "</script></body>"))
+    page.write_text(
+        text.replace("</body>", "<script>console.error('x'); undefined_name();</script></body>")
+    )
     dom = chromium(str(page), "--dump-dom")
     assert 'data-js-errors="2"' in re.search(r"<html[^>]*>", dom).group(0)
 
@@ -127,13 +160,14 @@ def test_without_graphviz_the_kernels_are_listed(monkeypatch, pages):
 
     text, drawn_by = report_graph.render(compiled.graph, kernels(compiled.graph))
     assert drawn_by == "list" and "not installed" in text
-    assert sorted(re.findall(r'data-kernel="([^"]+)"', text)) == \
-        sorted(compiled.stats()["kernel_names"])
+    assert sorted(re.findall(r'data-kernel="([^"]+)"', text)) == sorted(
+        compiled.stats()["kernel_names"]
+    )
 
 
 def test_compiled_report_from_python_and_its_kernel_times(tmp_path):
     def gelu(x):
-        return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
 
     x = np.random.default_rng(0).standard_normal(1 << 16).astype(np.float32)
     compiled = jitc.jit(gelu).lower(x).compile()
@@ -176,25 +210,65 @@ def test_jitc_trace_writes_a_span_per_call_with_its_kernels_inside(tmp_path):
     assert {k["name"] for k in kernels} == {"fusion_3.dot + fusion_3"}
     assert len(kernels) == 3 and all(k["args"]["bytes"] > 0 for k in kernels)
     for k in kernels:
-        inside = [c for c in calls if c["ts"] <= k["ts"] and
-                  k["ts"] + k["dur"] <= c["ts"] + c["dur"] and c["tid"] == k["tid"]]
+        inside = [
+            c
+            for c in calls
+            if c["ts"] <= k["ts"]
+            and k["ts"] + k["dur"] <= c["ts"] + c["dur"]
+            and c["tid"] == k["tid"]
+        ]
         assert len(inside) == 1
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["report", "/nonexistent/build/step", "-o", "{out}"], "is not an artifact"),
-    (["report", "{empty}", "-o", "{out}"], "holds 0 artifacts"),
-    (["report", os.path.join(EXAMPLES, "mlp.py:nothing"), "--arg", "f32[1,512]",
-      "-o", "{out}"], "has no function 'nothing'"),
-    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,,2]", "-o", "{out}"],
-     "bad spec"),
-    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,512]",
-      "-o", "/nonexistent/dir/r.html"], "cannot write the report"),
-    (["report", "{bare}", "--arg", "f32[1]", "-o", "{out}"], "--arg is for FILE.py:FUNCTION"),
-    (["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,512]", "--arg",
-      "f32[512,256]", "--arg", "f32[256]", "-o", "/proc/r.html"],
-     "cannot write the report /proc/r.html"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["report", "/nonexistent/build/step", "-o", "{out}"], "is not an artifact"),
+        (["report", "{empty}", "-o", "{out}"], "holds 0 artifacts"),
+        (
+            [
+                "report",
+                os.path.join(EXAMPLES, "mlp.py:nothing"),
+                "--arg",
+                "f32[1,512]",
+                "-o",
+                "{out}",
+            ],
+            "has no function 'nothing'",
+        ),
+        (
+            ["report", os.path.join(EXAMPLES, "mlp.py:layer"), "--arg", "f32[1,,2]", "-o", "{out}"],
+            "bad spec",
+        ),
+        (
+            [
+                "report",
+                os.path.join(EXAMPLES, "mlp.py:layer"),
+                "--arg",
+                "f32[1,512]",
+                "-o",
+                "/nonexistent/dir/r.html",
+            ],
+            "cannot write the report",
+        ),
+        (["report", "{bare}", "--arg", "f32[1]", "-o", "{out}"], "--arg is for FILE.py:FUNCTION"),
+        (
+            [
+                "report",
+                os.path.join(EXAMPLES, "mlp.py:layer"),
+                "--arg",
+                "f32[1,512]",
+                "--arg",
+                "f32[512,256]",
+                "--arg",
+                "f32[256]",
+                "-o",
+                "/proc/r.html",
+            ],
+            "cannot write the report /proc/r.html",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsys):
     from jitc import aot
 
@@ -202,8 +276,7 @@ def test_bad_input_is_one_line_exit_2_and_no_file(argv, message, tmp_path, capsy
     empty.mkdir()
     bare = tmp_path / "bare"
     if "{bare}" in argv:  # an artifact from the Python API: no command to re-trace
-        aot.compile(lambda x: x + 1, jitc.ShapeDtype((4,), np.float32),
-                    name="inc").write(str(bare))
+        aot.compile(lambda x: x + 1, jitc.ShapeDtype((4,), np.float32), name="inc").write(str(bare))
     argv = [a.format(out=out, empty=empty, bare=bare / "inc") for a in argv]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
@@ -257,8 +330,9 @@ def test_the_treemap_adds_up_when_a_constant_was_folded_away(tmp_path):
     size = artifact_size(str(tmp_path / "mlp"), report)
 
     def leaves(node):
-        return [node["bytes"]] if "bytes" in node else \
-            [b for c in node["children"] for b in leaves(c)]
+        return (
+            [node["bytes"]] if "bytes" in node else [b for c in node["children"] for b in leaves(c)]
+        )
 
     assert sum(leaves(size["tree"])) == report["object_bytes"]
     weights = next(c for c in size["tree"]["children"] if c["name"].startswith("weights"))

@@ -35,8 +35,9 @@ PROGRAM = textwrap.dedent("""
 def run(cache, store, **env):
     full = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     full.update(JITC_CACHE_DIR=str(cache), JITC_RUNTIME_DIR=str(store), **env)
-    return subprocess.run([sys.executable, "-c", PROGRAM], env=full, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", PROGRAM], env=full, capture_output=True, text=True, timeout=300
+    )
 
 
 def report(result) -> dict:
@@ -96,8 +97,9 @@ def test_a_runtime_store_others_can_write_is_refused(tmp_path):
     store.chmod(0o777)
     result = run(tmp_path / "cache", store)
     assert result.returncode != 0
-    assert f"refusing to use the jitc cache directory {store}: other users can write" \
-        in result.stderr
+    assert (
+        f"refusing to use the jitc cache directory {store}: other users can write" in result.stderr
+    )
     assert "set JITC_RUNTIME_DIR to a private directory" in result.stderr
 
 

@@ -13,12 +13,21 @@ DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 
 
 def every_scan(x):
-    return (np.cumsum(x), np.cumsum(x, axis=0), x.cumsum(axis=1), np.cumsum(x, axis=-1),
-            np.cumprod(x, axis=1), x.cumprod(), np.cumsum(x, axis=2, dtype=np.float64),
-            np.maximum.accumulate(x, axis=2), np.minimum.accumulate(x),
-            np.add.accumulate(x, axis=1), np.multiply.accumulate(x, axis=2),
-            np.cumulative_sum(x, axis=0, include_initial=True),
-            np.cumulative_prod(x, axis=2))
+    return (
+        np.cumsum(x),
+        np.cumsum(x, axis=0),
+        x.cumsum(axis=1),
+        np.cumsum(x, axis=-1),
+        np.cumprod(x, axis=1),
+        x.cumprod(),
+        np.cumsum(x, axis=2, dtype=np.float64),
+        np.maximum.accumulate(x, axis=2),
+        np.minimum.accumulate(x),
+        np.add.accumulate(x, axis=1),
+        np.multiply.accumulate(x, axis=2),
+        np.cumulative_sum(x, axis=0, include_initial=True),
+        np.cumulative_prod(x, axis=2),
+    )
 
 
 def _values(dtype, shape, rng):

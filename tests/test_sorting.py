@@ -18,10 +18,17 @@ DTYPES = [np.bool_, np.uint8, np.int64, np.uint64, np.float16, np.float32, np.fl
 
 
 def every_sort(x):
-    return (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=1, kind="stable"),
-            np.sort(x, axis=-2, kind="heapsort"), np.sort(x, axis=None),
-            np.argsort(x, kind="stable"), np.argsort(x, axis=0, stable=True),
-            x.argsort(axis=1, kind="mergesort"), np.argsort(x, axis=None, kind="stable"))
+    return (
+        np.sort(x),
+        np.sort(x, axis=0),
+        np.sort(x, axis=1, kind="stable"),
+        np.sort(x, axis=-2, kind="heapsort"),
+        np.sort(x, axis=None),
+        np.argsort(x, kind="stable"),
+        np.argsort(x, axis=0, stable=True),
+        x.argsort(axis=1, kind="mergesort"),
+        np.argsort(x, axis=None, kind="stable"),
+    )
 
 
 def _values(dtype, shape, rng):
@@ -57,8 +64,9 @@ def _stable(fn, x):
         np.sort, np.argsort = real_sort, real_argsort
 
 
-@pytest.mark.parametrize("backend, dtype", backend_dtypes(
-    DTYPES, [np.bool_, np.uint64, np.float16, np.float64]))
+@pytest.mark.parametrize(
+    "backend, dtype", backend_dtypes(DTYPES, [np.bool_, np.uint64, np.float16, np.float64])
+)
 def test_every_sort_over_every_axis_is_numpys_stable_sort(backend, dtype):
     # rows of 37 and 3: insertion-sorted runs, then merges (an odd and an even count)
     x = _values(dtype, (3, 37, 2), np.random.default_rng(0))
@@ -85,8 +93,9 @@ def _full_range(dtype, shape, rng):
 RADIX_DTYPES = [np.uint8, np.int16, np.int32, np.uint64, np.float16, np.float32, np.float64]
 
 
-@pytest.mark.parametrize("dtype", RADIX_DTYPES if not FULL_SURFACE else
-                         DTYPES + [np.int8, np.int16, np.uint32, np.int32])
+@pytest.mark.parametrize(
+    "dtype", RADIX_DTYPES if not FULL_SURFACE else DTYPES + [np.int8, np.int16, np.uint32, np.int32]
+)
 def test_rows_long_enough_for_the_radix_sort(dtype):
     """Rows of 300 and 1800 (RADIX_MIN is 256): the cpu kernel sorts them by bytes."""
     rng = np.random.default_rng(2)
@@ -98,9 +107,15 @@ def test_rows_long_enough_for_the_radix_sort(dtype):
 
 def test_long_rows_and_non_contiguous_inputs(backend):
     """100 elements: three merge passes; views of the caller's array and inside the trace."""
+
     def views(x):
-        return (np.sort(x), np.argsort(x, kind="stable"), np.sort(x[:, ::2], axis=0),
-                np.argsort(x[::-1, 1:], axis=0, kind="stable"), np.sort(np.abs(x)) * 2)
+        return (
+            np.sort(x),
+            np.argsort(x, kind="stable"),
+            np.sort(x[:, ::2], axis=0),
+            np.argsort(x[::-1, 1:], axis=0, kind="stable"),
+            np.sort(np.abs(x)) * 2,
+        )
 
     x = _values(np.float32, (6, 100), np.random.default_rng(1))
     f = jitc.jit(views, backend=backend)
@@ -124,8 +139,14 @@ def test_default_kind_on_tie_free_data_is_numpys(backend):
 
 def test_empty_0d_and_1d(backend):
     def edges(e, s, v):
-        return (np.sort(e), np.argsort(e, axis=0), np.sort(s, axis=None), np.argsort(s),
-                np.sort(v), np.partition(v, 0))
+        return (
+            np.sort(e),
+            np.argsort(e, axis=0),
+            np.sort(s, axis=None),
+            np.argsort(s),
+            np.sort(v),
+            np.partition(v, 0),
+        )
 
     args = (np.ones((0, 3)), np.float64(2.5), np.array([3, 1, 2], np.int32))
     for g, w in zip(jitc.jit(edges, backend=backend)(*args), edges(*args)):
@@ -144,8 +165,8 @@ def _check_partition(got, x, kth, axis):
     order = np.where(np.isnan(got), np.inf, got) if got.dtype.kind == "f" else got  # NaN last
     for k in np.atleast_1d(kth) % n:
         np.testing.assert_array_equal(got[..., k], want[..., k])
-        assert (order[..., :k] <= order[..., k:k + 1]).all()
-        assert (order[..., k + 1:] >= order[..., k:k + 1]).all()
+        assert (order[..., :k] <= order[..., k : k + 1]).all()
+        assert (order[..., k + 1 :] >= order[..., k : k + 1]).all()
 
 
 PARTITIONS = [(3, -1), ([0, -1], 0), (2, None), ([1, 4, 5], 1)]
@@ -154,9 +175,11 @@ PARTITIONS = [(3, -1), ([0, -1], 0), (2, None), ([1, 4, 5], 1)]
 def partitions(x):
     """Each of PARTITIONS by np.partition, then by np.argpartition (the last as a method)."""
     (k, a) = PARTITIONS[-1]
-    return (tuple(np.partition(x, k, axis=a) for k, a in PARTITIONS)
-            + tuple(np.argpartition(x, k, axis=a) for k, a in PARTITIONS[:-1])
-            + (x.argpartition(k, axis=a),))
+    return (
+        tuple(np.partition(x, k, axis=a) for k, a in PARTITIONS)
+        + tuple(np.argpartition(x, k, axis=a) for k, a in PARTITIONS[:-1])
+        + (x.argpartition(k, axis=a),)
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
@@ -226,27 +249,49 @@ def test_errors_name_the_call(backend):
     fails(lambda x: np.sort(x, order="f"), UnsupportedError, r"np\.sort: order=.*test_sorting")
     fails(lambda x: np.argsort(x, order=["f"]), UnsupportedError, r"np\.argsort: order=")
     fails(lambda x: np.partition(x, 1, order="f"), UnsupportedError, r"np\.partition: order=")
-    fails(lambda x: np.sort(x, axis=2), np.exceptions.AxisError,
-          "axis 2 is out of bounds.*test_sorting")
+    fails(
+        lambda x: np.sort(x, axis=2),
+        np.exceptions.AxisError,
+        "axis 2 is out of bounds.*test_sorting",
+    )
     fails(lambda x: np.sort(x, kind="bogo"), ValueError, "np.sort: sort kind must be one of")
-    fails(lambda x: np.argsort(x, kind="stable", stable=True), ValueError,
-          r"np\.argsort: `kind` and keyword")
-    fails(lambda x: np.partition(x, 3), ValueError,
-          r"np\.partition: kth\(=3\) out of bounds \(3\).*test_sorting")
-    fails(lambda x: np.argpartition(x, [0, -3], axis=0), ValueError,
-          r"np\.argpartition: kth\(=-3\) out of bounds \(2\)")
-    fails(lambda x: np.partition(x, 6, axis=None), ValueError,
-          r"np\.partition: kth\(=6\) out of bounds \(6\)")
-    fails(lambda x: np.partition(x, 1, kind="quicksort"), ValueError,
-          "np.partition: select kind must be 'introselect'")
+    fails(
+        lambda x: np.argsort(x, kind="stable", stable=True),
+        ValueError,
+        r"np\.argsort: `kind` and keyword",
+    )
+    fails(
+        lambda x: np.partition(x, 3),
+        ValueError,
+        r"np\.partition: kth\(=3\) out of bounds \(3\).*test_sorting",
+    )
+    fails(
+        lambda x: np.argpartition(x, [0, -3], axis=0),
+        ValueError,
+        r"np\.argpartition: kth\(=-3\) out of bounds \(2\)",
+    )
+    fails(
+        lambda x: np.partition(x, 6, axis=None),
+        ValueError,
+        r"np\.partition: kth\(=6\) out of bounds \(6\)",
+    )
+    fails(
+        lambda x: np.partition(x, 1, kind="quicksort"),
+        ValueError,
+        "np.partition: select kind must be 'introselect'",
+    )
     fails(lambda x: np.partition(x, 1.5), TypeError, "np.partition: Partition index must be")
     fails(lambda x: np.partition(x, True), ValueError, "np.partition: Booleans unacceptable")
     fails(lambda x: np.partition(x, [[1]]), ValueError, "kth must be an int or a 1-d")
-    fails(lambda x: np.partition(x, x[0, 0].astype(np.int64)), UnsupportedError,
-          "np.partition: kth must be a static int")
+    fails(
+        lambda x: np.partition(x, x[0, 0].astype(np.int64)),
+        UnsupportedError,
+        "np.partition: kth must be a static int",
+    )
     fails(lambda x: x.sort(axis=None), TypeError, "ndarray.sort: axis must be an integer")
-    fails(lambda x: x.partition(1, axis=None), TypeError,
-          "ndarray.partition: axis must be an integer")
+    fails(
+        lambda x: x.partition(1, axis=None), TypeError, "ndarray.partition: axis must be an integer"
+    )
     fails(lambda x: x.partition(5), ValueError, r"ndarray\.partition: kth\(=5\)")
 
 

@@ -68,8 +68,14 @@ def _round(tmp_path, cache, label):
     def one(k):
         out = tmp_path / f"{label}{k}"
         out.mkdir()
-        stdout = run(out, SCRIPT, k, out / "report.html", cache=cache,
-                     env={"JITC_TRACE": str(out / "trace.json")})
+        stdout = run(
+            out,
+            SCRIPT,
+            k,
+            out / "report.html",
+            cache=cache,
+            env={"JITC_TRACE": str(out / "trace.json")},
+        )
         assert stdout.split() == ["ok"]
         events = json.loads((out / "trace.json").read_text())["traceEvents"]
         assert {e["args"]["backend"] for e in events if e["cat"] == "call"} >= {"cpu"}

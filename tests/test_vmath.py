@@ -44,12 +44,18 @@ scipy_special = pytest.importorskip("scipy.special")
 from jitc.backends.cpu import vmath  # noqa: E402
 from jitc.backends.cpu.vmath import VMATH  # noqa: E402
 
-FASTMATH = {"reassoc", "contract", "arcp", "afn"}   # a caller's flags cannot break vmath
+FASTMATH = {"reassoc", "contract", "arcp", "afn"}  # a caller's flags cannot break vmath
 NAMES = ["exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sin", "cos"]
 DTYPES = [np.float32, np.float64]
 BOUND = {  # asserted max ulp error: (float32, float64)
-    "exp": (1.0, 1.0), "log": (1.0, 1.0), "log1p": (1.0, 1.0), "expm1": (1.5, 1.5),
-    "tanh": (2.5, 2.5), "sigmoid": (2.5, 2.5), "erf": (1.0, 4.0), "sin": (1.0, 1.0),
+    "exp": (1.0, 1.0),
+    "log": (1.0, 1.0),
+    "log1p": (1.0, 1.0),
+    "expm1": (1.5, 1.5),
+    "tanh": (2.5, 2.5),
+    "sigmoid": (2.5, 2.5),
+    "erf": (1.0, 4.0),
+    "sin": (1.0, 1.0),
     "cos": (1.0, 1.0),
 }
 LD = np.longdouble
@@ -65,6 +71,7 @@ def kernel(name, dtype):
     def apply(x, out):
         for i in range(x.size):
             out[i] = fn(x[i])
+
     return apply
 
 
@@ -119,8 +126,10 @@ def samples(name, dtype, rng, n=1 << 17):
     is32 = dtype == np.float32
     parts = [tiny, wide]
     if name in ("exp", "expm1"):
-        parts += [rng.uniform(-110 if is32 else -750, 90 if is32 else 710, n),
-                  rng.uniform(-1, 1, n)]
+        parts += [
+            rng.uniform(-110 if is32 else -750, 90 if is32 else 710, n),
+            rng.uniform(-1, 1, n),
+        ]
     elif name == "log":
         parts += [np.abs(wide), 1 + rng.uniform(-1e-3, 1e-3, n)]
     elif name == "log1p":
@@ -128,23 +137,69 @@ def samples(name, dtype, rng, n=1 << 17):
     elif name in ("tanh", "erf"):
         parts += [rng.uniform(-25, 25, n), rng.uniform(-1.5, 1.5, n)]
     elif name == "sigmoid":
-        parts += [rng.uniform(-110 if is32 else -800, 110 if is32 else 800, n),
-                  rng.uniform(-20, 20, n)]
+        parts += [
+            rng.uniform(-110 if is32 else -800, 110 if is32 else 800, n),
+            rng.uniform(-20, 20, n),
+        ]
     else:  # sin, cos: both sides of the Cody-Waite / Payne-Hanek switch at 1.6e6
         k = rng.integers(1, 1 << 20, n)
-        parts += [rng.uniform(-20, 20, n), rng.uniform(-2e4, 2e4, n),
-                  rng.uniform(-1e7, 1e7, n), _logspace(rng, dtype, 1e5, 1e10, n),
-                  (k * (np.pi / 2)).astype(dtype)]           # reduced argument near 0
+        parts += [
+            rng.uniform(-20, 20, n),
+            rng.uniform(-2e4, 2e4, n),
+            rng.uniform(-1e7, 1e7, n),
+            _logspace(rng, dtype, 1e5, 1e10, n),
+            (k * (np.pi / 2)).astype(dtype),
+        ]  # reduced argument near 0
     return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
-SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-30, -1e-30,
-           1e30, -1e30, 88.72, 88.73, -87.3, -103.9, -104.0, 709.78, 709.79, -745.1, -746.0,
-           1e-310, -1e-310, 5e-324, 1e-45, -1e-45, 1e-40, 3.4e38, -3.4e38, 1e308, -1e308,
-           20.0, -20.0, 1e5, 1647099.0, 1647100.0, 2.0 ** 52, 2.0 ** 63, 1e22]
+SPECIAL = [
+    0.0,
+    -0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    1e-30,
+    -1e-30,
+    1e30,
+    -1e30,
+    88.72,
+    88.73,
+    -87.3,
+    -103.9,
+    -104.0,
+    709.78,
+    709.79,
+    -745.1,
+    -746.0,
+    1e-310,
+    -1e-310,
+    5e-324,
+    1e-45,
+    -1e-45,
+    1e-40,
+    3.4e38,
+    -3.4e38,
+    1e308,
+    -1e308,
+    20.0,
+    -20.0,
+    1e5,
+    1647099.0,
+    1647100.0,
+    2.0**52,
+    2.0**63,
+    1e22,
+]
 
 
 # ---------------------------------------------------------------- numbers
+
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("name", NAMES)
@@ -155,9 +210,11 @@ def test_accuracy(name, dtype):
     err = ulp_error(run(name, dtype, x), reference(name, x), dtype)
     i = int(np.argmax(err))
     bound = BOUND[name][dtype == np.float64]
-    assert err[i] <= bound, (f"{name} {dtype.__name__}: {err[i]:.3f} ulp at x={x[i]!r}, "
-                             f"got {run(name, dtype, x[i:i + 1])[0]!r}, "
-                             f"reference {reference(name, x[i:i + 1])[0]!r}")
+    assert err[i] <= bound, (
+        f"{name} {dtype.__name__}: {err[i]:.3f} ulp at x={x[i]!r}, "
+        f"got {run(name, dtype, x[i : i + 1])[0]!r}, "
+        f"reference {reference(name, x[i : i + 1])[0]!r}"
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
@@ -173,8 +230,9 @@ def test_special_values_match_numpy(name, dtype):
         ref = reference(name, x).astype(dtype)
     np.testing.assert_array_equal(np.isnan(y), np.isnan(ref), err_msg=f"{name}: nan at {x}")
     zero = (ref == 0) & (y == 0)
-    np.testing.assert_array_equal(np.signbit(y[zero]), np.signbit(ref[zero]),
-                                  err_msg=f"{name}: sign of zero for {x[zero]}")
+    np.testing.assert_array_equal(
+        np.signbit(y[zero]), np.signbit(ref[zero]), err_msg=f"{name}: sign of zero for {x[zero]}"
+    )
     err = ulp_error(y, reference(name, x), dtype)
     assert err.max() <= BOUND[name][dtype == np.float64], (name, x[np.argmax(err)])
 
@@ -196,7 +254,7 @@ def test_named_special_cases(dtype):
     for name in NAMES:
         assert np.isnan(f[name](nan)), name
     tiny = np.finfo(dtype).smallest_subnormal
-    for name in ("expm1", "tanh", "log1p", "erf", "sin"):   # odd, = x (or ~1.13x) near 0
+    for name in ("expm1", "tanh", "log1p", "erf", "sin"):  # odd, = x (or ~1.13x) near 0
         assert np.signbit(f[name](dtype(-0.0))), name
         assert f[name](-tiny) < 0, name
     assert f["expm1"](tiny) == tiny and f["tanh"](tiny) == tiny and f["sin"](tiny) == tiny
@@ -206,7 +264,7 @@ def test_named_special_cases(dtype):
 def test_exp_underflows_gradually_and_log_reads_subnormals(dtype):
     fi = np.finfo(dtype)
     lo = math.log(float(fi.smallest_normal))
-    x = np.linspace(lo - 16, lo, 4097).astype(dtype)          # results across subnormals
+    x = np.linspace(lo - 16, lo, 4097).astype(dtype)  # results across subnormals
     y = run("exp", dtype, x)
     assert (y[1:] >= y[:-1]).all() and y[0] > 0 and (y < fi.smallest_normal).sum() > 4000
     assert ulp_error(y, reference("exp", x), dtype).max() <= 1.0
@@ -222,17 +280,19 @@ def test_sin_cos_hardest_float64_reduction():
     assert run("cos", np.float64, x)[0] == -4.687165924254627611e-19
     assert run("sin", np.float64, x)[0] == 1.0
     if HAVE_LONGDOUBLE:
-        big = np.array([1e300, -1e200, 2.0 ** 1000, 3.0e100, np.finfo(np.float64).max])
+        big = np.array([1e300, -1e200, 2.0**1000, 3.0e100, np.finfo(np.float64).max])
         for name in ("sin", "cos"):
-            assert ulp_error(run(name, np.float64, big), reference(name, big),
-                             np.float64).max() <= 1.0
+            assert (
+                ulp_error(run(name, np.float64, big), reference(name, big), np.float64).max() <= 1.0
+            )
 
 
 def test_sin_cos_float32_every_binade():
     """A few thousand float32 per binade from 2^-20 to 2^128, both reduction paths."""
     rng = np.random.default_rng(3)
     bits = (np.arange(107, 255, dtype=np.uint32)[:, None] << 23) | rng.integers(
-        0, 1 << 23, (148, 2000), dtype=np.uint32)
+        0, 1 << 23, (148, 2000), dtype=np.uint32
+    )
     x = bits.ravel().view(np.float32)
     for name in ("sin", "cos"):
         assert ulp_error(run(name, np.float32, x), reference(name, x), np.float32).max() <= 1.0
@@ -245,16 +305,20 @@ def test_dtypes_and_lookup_table():
         assert fn is getattr(vmath, f"{name}_{'f32' if dtype == np.float32 else 'f64'}")
         run(name, dtype, np.ones(1))
         rets = {s.return_type for s in fn.nopython_signatures if s.args == (numba_t[dtype],)}
-        assert rets == {numba_t[dtype]}, (name, dtype, rets)   # float32 stays float32
+        assert rets == {numba_t[dtype]}, (name, dtype, rets)  # float32 stays float32
 
 
 # ---------------------------------------------------------------- structure
 
-_MATH_NAMES = (r"(exp|exp2|expm1|log|log2|log10|log1p|pow|sin|cos|tan|sincos|asin|acos|atan|"
-               r"atan2|sinh|cosh|tanh|erf|erfc|sqrt|cbrt|fma|hypot|floor|ceil|rint|round|"
-               r"trunc|nearbyint|lrint|lround|fmod|ldexp|frexp|scalbn)")
-_LIBM = re.compile(rf"^(llvm\.{_MATH_NAMES}\b.*|__?{_MATH_NAMES}[fl]?(_finite)?|"
-                   rf"{_MATH_NAMES}[fl]?)$")
+_MATH_NAMES = (
+    r"(exp|exp2|expm1|log|log2|log10|log1p|pow|sin|cos|tan|sincos|asin|acos|atan|"
+    r"atan2|sinh|cosh|tanh|erf|erfc|sqrt|cbrt|fma|hypot|floor|ceil|rint|round|"
+    r"trunc|nearbyint|lrint|lround|fmod|ldexp|frexp|scalbn)"
+)
+_LIBM = re.compile(
+    rf"^(llvm\.{_MATH_NAMES}\b.*|__?{_MATH_NAMES}[fl]?(_finite)?|"
+    rf"{_MATH_NAMES}[fl]?)$"
+)
 
 
 def declared_functions(llvm_ir: str) -> set:
@@ -283,13 +347,13 @@ def test_kernel_ir_calls_no_math_library_and_vectorizes(name, dtype):
 
 def _object_undefined_symbols(llvm_ir: str, triple: str, tmp_path) -> list:
     import llvmlite.binding as llvm
+
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     # numba pins its functions to the host cpu; a cross object wants the target's defaults
     llvm_ir = re.sub(r'"target-(cpu|features)"="[^"]*"', "", llvm_ir)
     mod = llvm.parse_assembly(llvm_ir)
-    tm = llvm.Target.from_triple(triple).create_target_machine(cpu="generic", opt=2,
-                                                               reloc="pic")
+    tm = llvm.Target.from_triple(triple).create_target_machine(cpu="generic", opt=2, reloc="pic")
     mod.triple, mod.data_layout = triple, str(tm.target_data)
     path = tmp_path / f"vmath-{triple}.o"
     path.write_bytes(tm.emit_object(mod))
@@ -304,19 +368,40 @@ def test_object_code_needs_no_libm(triple, tmp_path):
     """One kernel calling every function, compiled as the AOT path does (no Python
     wrappers) for generic x86-64 and aarch64: no undefined symbol at all."""
     fns = [VMATH[(n, np.float32)] for n in NAMES] + [VMATH[(n, np.float64)] for n in NAMES]
-    (e32, l32, lp32, em32, t32, s32, r32, sn32, c32,
-     e64, l64, lp64, em64, t64, s64, r64, sn64, c64) = fns
+    (
+        e32,
+        l32,
+        lp32,
+        em32,
+        t32,
+        s32,
+        r32,
+        sn32,
+        c32,
+        e64,
+        l64,
+        lp64,
+        em64,
+        t64,
+        s64,
+        r64,
+        sn64,
+        c64,
+    ) = fns
 
-    @numba.njit(fastmath=FASTMATH, error_model="numpy", no_cpython_wrapper=True,
-                no_cfunc_wrapper=True)
+    @numba.njit(
+        fastmath=FASTMATH, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True
+    )
     def apply_all(x, y, out32, out64):
         for i in range(x.size):
             a = x[i]
-            out32[i] = (e32(a) + l32(a) + lp32(a) + em32(a) + t32(a) + s32(a) + r32(a)
-                        + sn32(a) + c32(a))
+            out32[i] = (
+                e32(a) + l32(a) + lp32(a) + em32(a) + t32(a) + s32(a) + r32(a) + sn32(a) + c32(a)
+            )
             b = y[i]
-            out64[i] = (e64(b) + l64(b) + lp64(b) + em64(b) + t64(b) + s64(b) + r64(b)
-                        + sn64(b) + c64(b))
+            out64[i] = (
+                e64(b) + l64(b) + lp64(b) + em64(b) + t64(b) + s64(b) + r64(b) + sn64(b) + c64(b)
+            )
 
     arr32, arr64 = numba.types.float32[::1], numba.types.float64[::1]
     apply_all.compile((arr32, arr64, arr32, arr64))

@@ -32,6 +32,7 @@ _FILLS = {"zeros": 0, "ones": 1, "empty": 0}
 
 def _made_by_user(name, original):
     """np.NAME while tracing: a traced array where the user's code calls it."""
+
     def create(*args, **kwargs):
         ctx = rebind.current_ctx()
         if ctx is None or not rebind.user_call(create):
@@ -71,8 +72,9 @@ def _filled(ctx, name, original, args, kwargs):
     from jitc.trace import lax
 
     like = name.endswith("_like")
-    params = (("a",) if like else ("shape",)) + (("fill_value",) if "full" in name else ()) \
-        + ("dtype",)
+    params = (
+        (("a",) if like else ("shape",)) + (("fill_value",) if "full" in name else ()) + ("dtype",)
+    )
     bound = dict(zip(params, args))
     bound.update((k, v) for k, v in kwargs.items() if k in params or k == "shape")
     fill = bound.get("fill_value", _FILLS.get(name.removesuffix("_like"), 0))
@@ -92,21 +94,34 @@ def _filled(ctx, name, original, args, kwargs):
     return lax.full(ctx, shape, np.asarray(fill).astype(dtype), dtype)
 
 
-MADE_INSIDE = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-               "full_like", "eye", "identity")
+MADE_INSIDE = (
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "eye",
+    "identity",
+)
 for _name in MADE_INSIDE:
     rebind.rebind(np, _name, lambda original, name=_name: _made_by_user(name, original))
 
 
 # ---------------------------------------------------------------- np.asarray & co.
 
+
 def _converting(name, original, copies):
     """np.NAME while tracing: NumPy's own unless its argument holds traced values."""
+
     def convert(a, *args, **kwargs):
         from jitc.numpy_api import find_ctx
 
-        if rebind.current_ctx() is None or find_ctx([a]) is None \
-                or not rebind.user_call(convert):  # NumPy's own code, or compiled code
+        if (
+            rebind.current_ctx() is None or find_ctx([a]) is None or not rebind.user_call(convert)
+        ):  # NumPy's own code, or compiled code
             return original(a, *args, **kwargs)
         return _convert(name, a, copies, *args, **kwargs)
 
@@ -116,8 +131,19 @@ def _converting(name, original, copies):
     return convert
 
 
-def _convert(name, a, copies, dtype=None, order=None, *, copy=None, ndmin=0, subok=False,
-             like=None, device=None):
+def _convert(
+    name,
+    a,
+    copies,
+    dtype=None,
+    order=None,
+    *,
+    copy=None,
+    ndmin=0,
+    subok=False,
+    like=None,
+    device=None,
+):
     from jitc.core.errors import UnsupportedError
     from jitc.core.source import where
     from jitc.numpy_api import find_ctx, lift
@@ -127,26 +153,35 @@ def _convert(name, a, copies, dtype=None, order=None, *, copy=None, ndmin=0, sub
     if like is not None:
         raise UnsupportedError(f"np.{name}(..., like=...) of a traced array{where()}")
     if order not in (None, "K", "A", "C", "F"):
-        raise ValueError(f"np.{name}: order must be one of 'C', 'F', 'A' or 'K', not "
-                         f"{order!r}{where()}")
+        raise ValueError(
+            f"np.{name}: order must be one of 'C', 'F', 'A' or 'K', not {order!r}{where()}"
+        )
     t = lift(find_ctx([a]), a)  # a list of traced values: stacked
     fresh = t is not a  # a list made a new array
-    t = asarray(t, dtype=dtype, device=device,
-                copy=(copies and copy is not False and not fresh) or copy)
+    t = asarray(
+        t, dtype=dtype, device=device, copy=(copies and copy is not False and not fresh) or copy
+    )
     if ndmin > t.ndim:
         t = expand_dims(t, tuple(range(ndmin - t.ndim)))
     return t
 
 
-CONVERTERS = {"asarray": False, "array": True, "asanyarray": False,  # name: copies
-              "ascontiguousarray": False, "asfortranarray": False}
+CONVERTERS = {
+    "asarray": False,
+    "array": True,
+    "asanyarray": False,  # name: copies
+    "ascontiguousarray": False,
+    "asfortranarray": False,
+}
 for _name, _copies in CONVERTERS.items():
-    rebind.rebind(np, _name, lambda original, name=_name, copies=_copies:
-                  _converting(name, original, copies))
+    rebind.rebind(
+        np, _name, lambda original, name=_name, copies=_copies: _converting(name, original, copies)
+    )
 del _name, _copies
 
 
 # ---------------------------------------------------------------- np.ndarray(shape)
+
 
 class _NdarrayType(type):
     """`np.ndarray` in a traced function's globals: isinstance and issubclass ask NumPy's

@@ -44,9 +44,11 @@ def _masks_as_arrays(key, shape):
             mask = _constant_value(k)
             for d, m in enumerate(mask.shape):
                 if shape[dim + d] != m:
-                    raise IndexError(f"boolean index did not match indexed array along axis "
-                                     f"{dim + d}; size of axis is {shape[dim + d]} but size of "
-                                     f"corresponding boolean axis is {m}{where()}")
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis "
+                        f"{dim + d}; size of axis is {shape[dim + d]} but size of "
+                        f"corresponding boolean axis is {m}{where()}"
+                    )
             out.extend(np.nonzero(mask))
             dim += mask.ndim
         else:
@@ -62,15 +64,22 @@ def _expand(key, shape):
     key = key if isinstance(key, tuple) else (key,)
     # a list holding traced values (a list argument is a container of traced scalars) is an
     # integer array, as NumPy makes a list index one
-    key = tuple(lift(find_ctx([k]), k) if isinstance(k, list) and find_ctx([k]) is not None
-                else k for k in key)
-    consumed = sum(_constant_value(k).ndim if _constant_mask(k) else 1 for k in key
-                   if k is not None and k is not Ellipsis)
+    key = tuple(
+        lift(find_ctx([k]), k) if isinstance(k, list) and find_ctx([k]) is not None else k
+        for k in key
+    )
+    consumed = sum(
+        _constant_value(k).ndim if _constant_mask(k) else 1
+        for k in key
+        if k is not None and k is not Ellipsis
+    )
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...'){where()}")
     if consumed > ndim:
-        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
-                         f"{consumed} were indexed{where()}")
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but "
+            f"{consumed} were indexed{where()}"
+        )
     out = []
     for k in key:
         if k is Ellipsis:
@@ -89,8 +98,7 @@ class _Index:
 
     def __init__(self, x, key):
         # NumPy gives a scalar for a 0-d result, but a 0-d array when the key has an Ellipsis.
-        self.has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple)
-                                                        else (key,)))
+        self.has_ellipsis = any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,)))
         key = _expand(key, x.shape)
         start, limit, stride = [], [], []
         out_shape = []  # after slicing: None -> 1, int -> dropped, array -> kept as an axis
@@ -116,18 +124,20 @@ class _Index:
                 try:
                     i = operator.index(k)
                 except TypeError:
-                    raise IndexError(f"only integers, slices, ellipsis, None and integer "
-                                     f"arrays are valid indices, got {type(k).__name__}"
-                                     f"{where()}") from None
+                    raise IndexError(
+                        f"only integers, slices, ellipsis, None and integer "
+                        f"arrays are valid indices, got {type(k).__name__}"
+                        f"{where()}"
+                    ) from None
                 if not -n <= i < n:
-                    raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}"
-                                     f"{where()}")
+                    raise IndexError(
+                        f"index {i} is out of bounds for axis {dim} with size {n}{where()}"
+                    )
                 i %= n
                 start.append(i), limit.append(i + 1), stride.append(1)
                 int_pos.append(item)
             dim += 1
-        self.basic = derive_view(x, lax.reshape(lax.slice_(x, start, limit, stride),
-                                                out_shape))
+        self.basic = derive_view(x, lax.reshape(lax.slice_(x, start, limit, stride), out_shape))
         self.axis = self.idx = None
         self.front = False
         self.arrays = [(pos, k) for pos, k, _ in array_pos]
@@ -150,15 +160,20 @@ class _Index:
         perm = [d for d in rest if d < first] + axes + [d for d in rest if d > first]
         moved = lax.transpose(y, perm)
         sizes = [y.shape[a] for a in axes]
-        merged_shape = moved.shape[:first] + (_prod(sizes),) + moved.shape[first + len(axes):]
-        return (lax.reshape(moved, merged_shape), _linear_index(ctx, self.arrays, sizes),
-                perm, moved.shape)
+        merged_shape = moved.shape[:first] + (_prod(sizes),) + moved.shape[first + len(axes) :]
+        return (
+            lax.reshape(moved, merged_shape),
+            _linear_index(ctx, self.arrays, sizes),
+            perm,
+            moved.shape,
+        )
 
     def front_perm(self, ndim, nidx):
         """The transpose taking the gathered dims (at self.axis) to the front."""
         axis = self.axis
-        return list(range(axis, axis + nidx)) + [d for d in range(ndim)
-                                                 if not axis <= d < axis + nidx]
+        return list(range(axis, axis + nidx)) + [
+            d for d in range(ndim) if not axis <= d < axis + nidx
+        ]
 
 
 def getitem(x, key):
@@ -206,7 +221,7 @@ def setitem(x, key, value):
         assign(dest, _fit(v, dest.shape, dest.dtype))
         return
     merged, idx, perm, moved_shape = ix.merged(dest)
-    gathered = list(merged.shape[:ix.axis]) + list(idx.shape) + list(merged.shape[ix.axis + 1:])
+    gathered = list(merged.shape[: ix.axis]) + list(idx.shape) + list(merged.shape[ix.axis + 1 :])
     if ix.front:
         front = ix.front_perm(len(gathered), idx.ndim)
         moved = _fit(v, [gathered[p] for p in front], dest.dtype)
@@ -228,16 +243,19 @@ def _fit(v, shape, dtype):
     try:
         return lax.broadcast_to(v, shape)
     except ShapeError:
-        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape "
-                         f"{shape}{where()}") from None
+        raise ValueError(
+            f"could not broadcast input array from shape {v.shape} into shape {shape}{where()}"
+        ) from None
 
 
 def _full_mask(x, mask):
     """A boolean index on x's leading dims, broadcast to x's shape."""
     m = lift(x.ctx, mask)
-    if m.shape != x.shape[:m.ndim]:
-        raise IndexError(f"boolean index of shape {m.shape} does not match the indexed "
-                         f"array of shape {x.shape}{where()}")
+    if m.shape != x.shape[: m.ndim]:
+        raise IndexError(
+            f"boolean index of shape {m.shape} does not match the indexed "
+            f"array of shape {x.shape}{where()}"
+        )
     return lax.broadcast_in_dim(m, x.shape, tuple(range(m.ndim)))
 
 
@@ -248,18 +266,20 @@ def _set_masked(x, mask, value):
     full = _full_mask(x, mask)
     if isinstance(value, Masked):
         if not same_mask(value.mask.node, full.node):
-            raise UnsupportedError(f"x[mask1] = y[mask2] needs the masks to be the same "
-                                   f"computation{where()}")
+            raise UnsupportedError(
+                f"x[mask1] = y[mask2] needs the masks to be the same computation{where()}"
+            )
         assign(x, lax.select(full, lax.convert(value.values, x.dtype), x))
         return
     m = lift(ctx, mask)
     v = lift(ctx, value)
-    rest = x.shape[m.ndim:]
-    per_row = bool(rest) and v.shape[v.ndim - len(rest):] == rest and v.size == _prod(rest)
+    rest = x.shape[m.ndim :]
+    per_row = bool(rest) and v.shape[v.ndim - len(rest) :] == rest and v.size == _prod(rest)
     if v.size != 1 and not per_row:
         raise UnsupportedError(
             f"x[mask] = v with v of shape {v.shape}: the number of selected elements is known "
-            f"only at run time{where()}; assign a scalar, or write np.where(mask, new, x)")
+            f"only at run time{where()}; assign a scalar, or write np.where(mask, new, x)"
+        )
     v = lax.reshape(v, rest if per_row else ())
     new = lax.select(full, lax.broadcast_to(lax.convert(v, x.dtype), x.shape), x)
     assign(x, new)
@@ -274,8 +294,10 @@ def _linear_index(ctx, arrays, sizes):
     try:
         shape = np.broadcast_shapes(*(i.shape for i in idxs))
     except ValueError:
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together "
-                         f"with shapes {' '.join(str(i.shape) for i in idxs)}{where()}") from None
+        raise IndexError(
+            f"shape mismatch: indexing arrays could not be broadcast together "
+            f"with shapes {' '.join(str(i.shape) for i in idxs)}{where()}"
+        ) from None
     total = _prod(sizes)
     linear = bad = None
     for i, n in zip(idxs, sizes):
@@ -292,8 +314,9 @@ def _linear_index(ctx, arrays, sizes):
 
 
 def _is_constant(t) -> bool:
-    return t.node.op == "constant" or (t.node.op == "broadcast_in_dim"
-                                       and t.node.operands[0].op == "constant")
+    return t.node.op == "constant" or (
+        t.node.op == "broadcast_in_dim" and t.node.operands[0].op == "constant"
+    )
 
 
 def _prod(shape) -> int:
@@ -305,8 +328,9 @@ def normalized_index(ctx, idx, n, axis):
     (checked against `n` now when it is known)."""
     if is_tracer(idx):  # gather and scatter count negative entries from the end
         if idx.dtype.kind not in "iu":
-            raise IndexError(f"arrays used as indices must be of integer type, got "
-                             f"{idx.dtype}{where()}")
+            raise IndexError(
+                f"arrays used as indices must be of integer type, got {idx.dtype}{where()}"
+            )
         if idx.dtype == np.dtype(np.uint64):  # beyond int64: out of bounds, not negative
             top = np.iinfo(np.int64).max
             idx = lax.select(idx > top, lax.full(ctx, idx.shape, top, idx.dtype), idx)
@@ -317,12 +341,12 @@ def normalized_index(ctx, idx, n, axis):
     if value.size == 0:
         value = value.astype(np.int64)
     if value.dtype.kind not in "iu":
-        raise IndexError(f"arrays used as indices must be of integer type, got {value.dtype}"
-                         f"{where()}")
+        raise IndexError(
+            f"arrays used as indices must be of integer type, got {value.dtype}{where()}"
+        )
     if value.size and (value.min() < -n or value.max() >= n):
         bad = value[(value < -n) | (value >= n)].ravel()[0]
-        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}"
-                         f"{where()}")
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}{where()}")
     return ctx.constant(np.where(value < 0, value + n, value).astype(np.int64))
 
 
@@ -339,10 +363,13 @@ def take_along(x, idx, axis):
         if idx.dtype == np.dtype(bool):
             raise UnsupportedError(
                 f"indexing with a traced boolean mask has a data-dependent shape{where()}; "
-                "use np.where(mask, x, 0) (or a reduction over it) instead")
+                "use np.where(mask, x, 0) (or a reduction over it) instead"
+            )
         return lax.gather(x, normalized_index(ctx, idx, n, axis), axis)
     value = np.asarray(idx)
     if value.dtype == np.dtype(bool) and (value.ndim != 1 or value.shape[0] != n):
-        raise UnsupportedError(f"boolean mask indexing is only supported with a constant "
-                               f"1-d mask matching the axis{where()}")
+        raise UnsupportedError(
+            f"boolean mask indexing is only supported with a constant "
+            f"1-d mask matching the axis{where()}"
+        )
     return lax.gather(x, normalized_index(ctx, idx, n, axis), axis)

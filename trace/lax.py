@@ -53,9 +53,11 @@ def _refuse_complex(op, dtypes, attrs, loc):
         what = f"convert to {dtypes[-1]}"  # only of a real part (lax.real), never silently
     elif op in COMPLEX and (op != "reduce" or attrs["kind"] in COMPLEX_REDUCE_KINDS):
         return
-    raise UnsupportedError(f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc "
-                           "computes complex arithmetic, abs, angle, conj, real/imag, exp, "
-                           "log, sqrt, sum/prod/mean, where and matmul")
+    raise UnsupportedError(
+        f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc "
+        "computes complex arithmetic, abs, angle, conj, real/imag, exp, "
+        "log, sqrt, sum/prod/mean, where and matmul"
+    )
 
 
 def real(x):
@@ -159,8 +161,11 @@ def _memory_order(node, depth=8) -> list:
         perm = list(node.attrs["permutation"])
         return [perm.index(d) for d in _memory_order(node.operands[0], depth - 1)]
     if node.op in ELEMENTWISE:
-        orders = {tuple(_memory_order(o, depth - 1)) for o in node.operands
-                  if o.shape == node.shape and o.op != "broadcast_in_dim"}
+        orders = {
+            tuple(_memory_order(o, depth - 1))
+            for o in node.operands
+            if o.shape == node.shape and o.op != "broadcast_in_dim"
+        }
         if len(orders) == 1:
             return list(orders.pop())
     return order
@@ -204,11 +209,20 @@ def linalg(kind, *operands):
 
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     if lhs.dtype == _HALF and rhs.dtype == _HALF:
-        return _in_single(lambda a, b: dot_general(a, b, lhs_contracting, rhs_contracting,
-                                                   lhs_batch, rhs_batch), lhs, rhs)
-    return emit(lhs.ctx, "dot_general", [lhs, rhs], lhs_contracting=tuple(lhs_contracting),
-                rhs_contracting=tuple(rhs_contracting), lhs_batch=tuple(lhs_batch),
-                rhs_batch=tuple(rhs_batch))
+        return _in_single(
+            lambda a, b: dot_general(a, b, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch),
+            lhs,
+            rhs,
+        )
+    return emit(
+        lhs.ctx,
+        "dot_general",
+        [lhs, rhs],
+        lhs_contracting=tuple(lhs_contracting),
+        rhs_contracting=tuple(rhs_contracting),
+        lhs_batch=tuple(lhs_batch),
+        rhs_batch=tuple(rhs_batch),
+    )
 
 
 def select(pred, on_true, on_false):

@@ -45,9 +45,11 @@ def _abstract(leaf, name):
     if isinstance(leaf, np.ndarray) or hasattr(leaf, "__array__"):
         a = np.asarray(leaf)
         return check_rank(a.shape, what), check_supported(a.dtype, what), False, False
-    raise TypeError(f"argument {name!r} is a {type(leaf).__name__}, not an array or scalar; "
-                    "mark it static (jitc.jit(..., static_argnames=...)) if it configures "
-                    "the computation")
+    raise TypeError(
+        f"argument {name!r} is a {type(leaf).__name__}, not an array or scalar; "
+        "mark it static (jitc.jit(..., static_argnames=...)) if it configures "
+        "the computation"
+    )
 
 
 # ndarray subclasses that only change where the data lives, not what operations mean
@@ -68,9 +70,11 @@ def _refuse_other_array_semantics(leaf, what):
     else:
         return
     extra = " (its mask would be lost)" if isinstance(leaf, np.ma.MaskedArray) else ""
-    raise TypeError(f"{what} is a {t.__module__}.{t.__qualname__}, {kind}; jitc computes "
-                    f"with plain ndarrays{extra}: pass np.asarray(...) if plain NumPy "
-                    "semantics are what you want")
+    raise TypeError(
+        f"{what} is a {t.__module__}.{t.__qualname__}, {kind}; jitc computes "
+        f"with plain ndarrays{extra}: pass np.asarray(...) if plain NumPy "
+        "semantics are what you want"
+    )
 
 
 def _names(function, args, kwargs, static_nums):
@@ -91,8 +95,9 @@ def lower(function, args, kwargs) -> Lowered:
     """`function` (a stages.Function) traced for these arguments (the bound object first,
     where it has one)."""
     split = split_arguments(function, args, kwargs)
-    return trace(function, args, kwargs, split.dynamic, split.dynamic_kwargs,
-                 split.static_positions)
+    return trace(
+        function, args, kwargs, split.dynamic, split.dynamic_kwargs, split.static_positions
+    )
 
 
 def trace(function, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
@@ -113,7 +118,7 @@ def trace(function, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
                     f"np.linspace, np.array of numbers, ...): such arrays are constants of "
                     f"the compiled code. Make it a traced array to write it: np.zeros, "
                     f"np.empty, np.full, or add it to one (np.zeros(n) + np.arange(n))"
-                    ) from None
+                ) from None
             forced.append(r.array)
 
 
@@ -142,15 +147,22 @@ def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
         with tracing_in_this_thread(ctx):  # before the stand-ins: it binds NumPy's names
             it = iter(tracers)
             call_args = [
-                capture.value(a, Place(a, (), name(i)), DEPTH) if is_state_object(a)
-                else _static(a, name(i)) if i in static_nums else _replace(a, it)
-                for i, a in enumerate(args)]
-            call_kw = {k: _static(v, k) if k in function.static_names else _replace(v, it)
-                       for k, v in kwargs.items()}
+                capture.value(a, Place(a, (), name(i)), DEPTH)
+                if is_state_object(a)
+                else _static(a, name(i))
+                if i in static_nums
+                else _replace(a, it)
+                for i, a in enumerate(args)
+            ]
+            call_kw = {
+                k: _static(v, k) if k in function.static_names else _replace(v, it)
+                for k, v in kwargs.items()
+            }
             fun = capture.function(function.fun)
             copies = argument_containers(
                 {name(i): a for i, a in enumerate(call_args) if a is not args[i]}
-                | {k: v for k, v in call_kw.items() if v is not kwargs[k]})
+                | {k: v for k, v in call_kw.items() if v is not kwargs[k]}
+            )
             out = fun(*call_args, **call_kw)
     except (AttributeError, TypeError) as e:
         _note_sequence_arguments(e, function, args, kwargs)
@@ -180,21 +192,33 @@ def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
             specs.append(StaticResult(leaf))
             continue
         arg = _argument_view(leaf, leaves)
-        specs.append(arg if arg is not None else
-                     GraphResult(output(leaf.node), _scalar_kind(leaf)))
-    captured = [CapturedArray(place, array.shape, array.dtype)
-                for place, array, _ in capture.places]
-    int_ranges = {i: ctx.int_ranges.get(t.node, (np.dtype(np.int64),))
-                  for i, (t, a) in enumerate(zip(tracers, types))
-                  if a.weak and a.dtype.kind == "i"}
-    return Lowered(function, ctx.graph, in_tree, names, types, out_tree, specs, writebacks,
-                   captured, repeats, int_ranges)
+        specs.append(arg if arg is not None else GraphResult(output(leaf.node), _scalar_kind(leaf)))
+    captured = [
+        CapturedArray(place, array.shape, array.dtype) for place, array, _ in capture.places
+    ]
+    int_ranges = {
+        i: ctx.int_ranges.get(t.node, (np.dtype(np.int64),))
+        for i, (t, a) in enumerate(zip(tracers, types))
+        if a.weak and a.dtype.kind == "i"
+    }
+    return Lowered(
+        function,
+        ctx.graph,
+        in_tree,
+        names,
+        types,
+        out_tree,
+        specs,
+        writebacks,
+        captured,
+        repeats,
+        int_ranges,
+    )
 
 
 def _static(value, name):
     """A static argument as the function sees it: a random state refuses its methods."""
-    return RefusedRandomState(value, f"argument {name!r}") if is_random_state(value) \
-        else value
+    return RefusedRandomState(value, f"argument {name!r}") if is_random_state(value) else value
 
 
 def _note_sequence_arguments(error, function, args, kwargs) -> None:
@@ -202,12 +226,17 @@ def _note_sequence_arguments(error, function, args, kwargs) -> None:
     jitc, where `xs.sum()` fails the same way): say so when the trace fails on one."""
     named = {function.arg_name(i): a for i, a in enumerate(args)} | kwargs
     for name, value in named.items():
-        if isinstance(value, (list, tuple)) and value and not any(
-                isinstance(v, np.ndarray) for v in value):
-            error.add_note(f"jitc: argument {name!r} is a {type(value).__name__}: jitc traces "
-                           f"it as a container of {len(value)} scalars (arguments are "
-                           f"pytrees), where NumPy would convert it to an array; pass "
-                           f"np.asarray({name}) to use it as one")
+        if (
+            isinstance(value, (list, tuple))
+            and value
+            and not any(isinstance(v, np.ndarray) for v in value)
+        ):
+            error.add_note(
+                f"jitc: argument {name!r} is a {type(value).__name__}: jitc traces "
+                f"it as a container of {len(value)} scalars (arguments are "
+                f"pytrees), where NumPy would convert it to an array; pass "
+                f"np.asarray({name}) to use it as one"
+            )
 
 
 def _writebacks(tracers):

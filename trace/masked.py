@@ -19,7 +19,8 @@ def _data_dependent(what, loc=None):
     return UnsupportedError(
         f"{what} of x[mask] depends on how many elements the mask selects (a boolean mask "
         f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a "
-        "reduction over it), or assign through it: x[mask] = f(x[mask])")
+        "reduction over it), or assign through it: x[mask] = f(x[mask])"
+    )
 
 
 def same_mask(a, b, depth=16) -> bool:
@@ -27,8 +28,13 @@ def same_mask(a, b, depth=16) -> bool:
     the same operands (`x[x > 0] = x[x > 0] ** 2` builds `x > 0` twice)."""
     if a is b:
         return True
-    if depth == 0 or a.op != b.op or a.op in ("parameter", "constant") \
-            or a.attrs != b.attrs or len(a.operands) != len(b.operands):
+    if (
+        depth == 0
+        or a.op != b.op
+        or a.op in ("parameter", "constant")
+        or a.attrs != b.attrs
+        or len(a.operands) != len(b.operands)
+    ):
         return False
     return all(same_mask(p, q, depth - 1) for p, q in zip(a.operands, b.operands))
 
@@ -49,8 +55,10 @@ class Masked:
     def _operand(self, x):
         if isinstance(x, Masked):
             if not same_mask(x.mask.node, self.mask.node):
-                raise UnsupportedError(f"combining x[mask1] with y[mask2] needs the masks to "
-                                       f"be the same computation{where()}")
+                raise UnsupportedError(
+                    f"combining x[mask1] with y[mask2] needs the masks to "
+                    f"be the same computation{where()}"
+                )
             return x.values
         if getattr(x, "ndim", 0) == 0:  # a Python or NumPy scalar, a 0-d array
             return x
@@ -58,8 +66,11 @@ class Masked:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
-            raise _data_dependent(f"np.{ufunc.__name__}.{method} with {sorted(kwargs)}"
-                                  if kwargs else f"np.{ufunc.__name__}.{method}")
+            raise _data_dependent(
+                f"np.{ufunc.__name__}.{method} with {sorted(kwargs)}"
+                if kwargs
+                else f"np.{ufunc.__name__}.{method}"
+            )
         result = ufunc(*(self._operand(x) for x in inputs))
         if isinstance(result, tuple):
             return tuple(Masked(r, self.mask) for r in result)
@@ -69,8 +80,12 @@ class Masked:
 
     def __array_function__(self, func, types, args, kwargs):
         reduce = _REDUCTIONS.get(func.__name__)
-        if reduce is None or args[0] is not self or len(args) > 1 \
-                or any(v is not None for v in kwargs.values()):
+        if (
+            reduce is None
+            or args[0] is not self
+            or len(args) > 1
+            or any(v is not None for v in kwargs.values())
+        ):
             raise _data_dependent(f"np.{func.__name__}")
         return reduce(self)
 
@@ -111,8 +126,13 @@ class Masked:
         raise _data_dependent("bool()")
 
 
-_REDUCTIONS = {"sum": Masked.sum, "mean": Masked.mean, "any": Masked.any,
-               "all": Masked.all, "count_nonzero": Masked.count_nonzero}
+_REDUCTIONS = {
+    "sum": Masked.sum,
+    "mean": Masked.mean,
+    "any": Masked.any,
+    "all": Masked.all,
+    "count_nonzero": Masked.count_nonzero,
+}
 
 
 def _operator(ufunc, reflected=False):
@@ -122,16 +142,29 @@ def _operator(ufunc, reflected=False):
 
 
 for _name, _ufunc in [
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
-    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("truediv", np.divide),
+    ("floordiv", np.floor_divide),
+    ("mod", np.remainder),
+    ("pow", np.power),
+    ("and", np.bitwise_and),
+    ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor),
 ]:
     # In place too: `t = x[m]; t *= 2` rebinds t, and `x[m] = t` writes it back.
     setattr(Masked, f"__{_name}__", _operator(_ufunc))
     setattr(Masked, f"__i{_name}__", _operator(_ufunc))
     setattr(Masked, f"__r{_name}__", _operator(_ufunc, reflected=True))
-for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+for _name, _ufunc in [
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+]:
     setattr(Masked, f"__{_name}__", _operator(_ufunc))
 Masked.__neg__ = lambda self: Masked(-self.values, self.mask)
 Masked.__abs__ = lambda self: Masked(abs(self.values), self.mask)

@@ -127,7 +127,7 @@ def _parse_call(filename, line, end_line, col, end_col, module_globals):
     lines = linecache.getlines(filename, module_globals)
     if not lines or end_line > len(lines):
         return None
-    return _call_function(tuple(lines[line - 1:end_line]), col, end_col)
+    return _call_function(tuple(lines[line - 1 : end_line]), col, end_col)
 
 
 @functools.lru_cache(maxsize=1024)

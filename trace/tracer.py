@@ -38,7 +38,7 @@ class UnsupportedAttribute(UnsupportedError, AttributeError):
 def _numpy_name(func) -> str:
     """np.sort, np.linalg.inv, np.fft.fft: how the user spelled the function."""
     module = getattr(func, "__module__", None) or "numpy"
-    module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    module = "np" + module[len("numpy") :] if module.startswith("numpy") else module
     module = ".".join(p for p in module.split(".") if not p.startswith("_"))
     return f"{module}.{func.__name__}"
 
@@ -65,8 +65,9 @@ class TraceContext:
             return t
         if id(array) in self.baked:  # read earlier as a constant: trace again, capturing it
             raise Retrace(array, where(), self.reached)
-        return self.captured.array(array, Place(array, (), f"a captured {array.dtype} array "
-                                                          f"of shape {array.shape}"))
+        return self.captured.array(
+            array, Place(array, (), f"a captured {array.dtype} array of shape {array.shape}")
+        )
 
     def narrowed(self, node, dtype) -> None:
         """A Python int argument's value must fit `dtype` (checked on every call)."""
@@ -97,8 +98,9 @@ class TraceContext:
         if entry is None:
             frozen = np.array(value, copy=True, order="C")
             frozen.flags.writeable = False
-            node = self.graph.add("constant", (), {"value": frozen}, frozen.shape,
-                                  frozen.dtype, user_loc())
+            node = self.graph.add(
+                "constant", (), {"value": frozen}, frozen.shape, frozen.dtype, user_loc()
+            )
             # Keep the caller's array alive: its id is the key, and a freed temporary
             # view's id would be reused by the next one (W[1] then W[0]).
             entry = self._constants[key] = (node, value)
@@ -117,9 +119,11 @@ def _no_concrete(what):
     return method
 
 
-_to_numpy = _no_concrete("conversion to a NumPy array (storing a traced value into an array "
-                         "NumPy made, such as np.arange's, or handing it to code that is not "
-                         "NumPy's)")
+_to_numpy = _no_concrete(
+    "conversion to a NumPy array (storing a traced value into an array "
+    "NumPy made, such as np.arange's, or handing it to code that is not "
+    "NumPy's)"
+)
 
 
 class Tracer:
@@ -202,7 +206,8 @@ class Tracer:
     def __dlpack__(self, *args, **kwargs):
         raise UnsupportedError(
             f"np.from_dlpack (__dlpack__) shares an array's memory, which a traced array does "
-            f"not have yet{where()}; inside a jitc function use the array itself")
+            f"not have yet{where()}; inside a jitc function use the array itself"
+        )
 
     def __array_namespace__(self, *, api_version=None):
         from jitc.numpy_api.array_api import NAMESPACE
@@ -236,9 +241,9 @@ class Tracer:
 
             why = reason(func)
             raise UnsupportedError(
-                f"{_numpy_name(func)} is not supported inside a jitc function{where()}: "
-                f"{why}" if why else
-                f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
+                f"{_numpy_name(func)} is not supported inside a jitc function{where()}: {why}"
+                if why
+                else f"{_numpy_name(func)} is not supported inside a jitc function{where()}; "
                 "see the NumPy surface in the README (python -m jitc.numpy_api.surface)"
             )
         if func not in api.complex.FUNCTIONS and func not in api.complex.OWN_ERRORS:
@@ -250,9 +255,11 @@ class Tracer:
         # Only reached for names the class lacks: an ndarray method jitc does not compile
         # (x.view(), x.tofile()) is an UnsupportedError, never a silent fallback.
         if not name.startswith("__") and hasattr(np.ndarray, name):
-            raise UnsupportedAttribute(f"ndarray.{name} is not supported on a traced array"
-                                   f"{where()}; see the NumPy surface in the README "
-                                   "(python -m jitc.numpy_api.surface)")
+            raise UnsupportedAttribute(
+                f"ndarray.{name} is not supported on a traced array"
+                f"{where()}; see the NumPy surface in the README "
+                "(python -m jitc.numpy_api.surface)"
+            )
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     # -- indexing
@@ -383,9 +390,24 @@ def _real_only(name):
     return checked
 
 
-REAL_ONLY_METHODS = ("var", "std", "max", "min", "argmax", "argmin", "any", "all", "clip",
-                     "round", "sort", "partition", "argsort", "argpartition", "cumsum",
-                     "cumprod")
+REAL_ONLY_METHODS = (
+    "var",
+    "std",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+    "clip",
+    "round",
+    "sort",
+    "partition",
+    "argsort",
+    "argpartition",
+    "cumsum",
+    "cumprod",
+)
 for _name in REAL_ONLY_METHODS:
     setattr(Tracer, _name, _real_only(_name))
 
@@ -401,16 +423,33 @@ def _binary(ufunc, reflected=False):
 
 
 for _name, _ufunc in [
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
-    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
-    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("truediv", np.divide),
+    ("floordiv", np.floor_divide),
+    ("mod", np.remainder),
+    ("pow", np.power),
+    ("matmul", np.matmul),
+    ("and", np.bitwise_and),
+    ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor),
+    ("lshift", np.left_shift),
+    ("rshift", np.right_shift),
 ]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
     setattr(Tracer, f"__r{_name}__", _binary(_ufunc, reflected=True))
-for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
+for _name, _ufunc in [
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+]:
     setattr(Tracer, f"__{_name}__", _binary(_ufunc))
+
+
 def _inplace(ufunc):
     name = f"np.{ufunc.__name__}"  # with, not a decorator: no contextlib frame for user_loc
 
@@ -426,10 +465,19 @@ def _inplace(ufunc):
 
 
 for _name, _ufunc in [
-    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.divide),
-    ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power),
-    ("matmul", np.matmul), ("and", np.bitwise_and), ("or", np.bitwise_or),
-    ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift),
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("truediv", np.divide),
+    ("floordiv", np.floor_divide),
+    ("mod", np.remainder),
+    ("pow", np.power),
+    ("matmul", np.matmul),
+    ("and", np.bitwise_and),
+    ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor),
+    ("lshift", np.left_shift),
+    ("rshift", np.right_shift),
 ]:
     setattr(Tracer, f"__i{_name}__", _inplace(_ufunc))
 Tracer.__neg__ = lambda self: api.apply_operator(np.negative, (self,))

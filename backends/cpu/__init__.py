@@ -40,8 +40,7 @@ def uncached(graph) -> list:
         from jitc.backends.native import cache
     waited_for, driver = _pieces(graph)
     own = [] if driver is None else [(driver, False)]
-    return [(s, r) for s, r in waited_for + own
-            if not cache.is_cached(s, runtime=r, loaded=False)]
+    return [(s, r) for s, r in waited_for + own if not cache.is_cached(s, runtime=r, loaded=False)]
 
 
 def _pieces(graph) -> tuple:
@@ -61,5 +60,7 @@ def _pieces(graph) -> tuple:
         runtime += [WIDE_DRIVER_SOURCE, *wide.collector_sources(program.params + program.results)]
     elif not cache.is_cached(emitted.driver_source):  # the first calls run the wide driver
         runtime.append(WIDE_DRIVER_SOURCE)
-    return ([(s, True) for s in runtime] + [(s, False) for s in emitted.kernel_sources],
-            None if emitted.wide else emitted.driver_source)
+    return (
+        [(s, True) for s in runtime] + [(s, False) for s in emitted.kernel_sources],
+        None if emitted.wide else emitted.driver_source,
+    )

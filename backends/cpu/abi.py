@@ -86,8 +86,14 @@ def array_at(typingctx, address, dtype, shape):
             strides.insert(0, stride)
             stride = builder.mul(stride, d)
         array = make_array(array_type)(context, builder)
-        populate_array(array, data=builder.inttoptr(args[0], data_type.as_pointer()),
-                       shape=dims, strides=strides, itemsize=itemsize, meminfo=None)
+        populate_array(
+            array,
+            data=builder.inttoptr(args[0], data_type.as_pointer()),
+            shape=dims,
+            strides=strides,
+            itemsize=itemsize,
+            meminfo=None,
+        )
         return impl_ret_borrowed(context, builder, array_type, array._getvalue())
 
     return sig, codegen
@@ -127,7 +133,8 @@ def set_thread_count(typingctx, count):
 
     def codegen(context, builder, signature, args):
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(32)]), "set_num_threads")
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(32)]), "set_num_threads"
+        )
         builder.call(fn, [builder.trunc(args[0], ir.IntType(32))])
         return context.get_dummy_value()
 
@@ -142,10 +149,12 @@ def swap_chunksize(typingctx, size):
     sig = types.int64(types.int64)
 
     def codegen(context, builder, signature, args):
-        get = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I64, []),
-                                             "get_parallel_chunksize")
+        get = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_I64, []), "get_parallel_chunksize"
+        )
         set_ = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [_I64]), "set_parallel_chunksize")
+            builder.module, ir.FunctionType(ir.VoidType(), [_I64]), "set_parallel_chunksize"
+        )
         previous = builder.call(get, [])
         builder.call(set_, [args[0]])
         return previous
@@ -179,7 +188,8 @@ def monotonic_ns(typingctx):
         seconds = builder.bitcast(spec, _I64.as_pointer())
         builder.call(fn, [ir.Constant(ir.IntType(32), 1), seconds])  # CLOCK_MONOTONIC
         nanos = builder.gep(seconds, [ir.Constant(ir.IntType(32), 1)])
-        return builder.add(builder.mul(builder.load(seconds), ir.Constant(_I64, 10**9)),
-                           builder.load(nanos))
+        return builder.add(
+            builder.mul(builder.load(seconds), ir.Constant(_I64, 10**9)), builder.load(nanos)
+        )
 
     return sig, codegen

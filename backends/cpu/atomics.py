@@ -47,6 +47,7 @@ def _word(builder, address):
 @intrinsic
 def atomic_load(typingctx, address):
     """The int64 word at `address`."""
+
     def codegen(context, builder, signature, args):
         return builder.load_atomic(_word(builder, args[0]), _ORDER, 8)
 
@@ -56,6 +57,7 @@ def atomic_load(typingctx, address):
 @intrinsic
 def atomic_store(typingctx, address, value):
     """Store `value` in the int64 word at `address`."""
+
     def codegen(context, builder, signature, args):
         builder.store_atomic(args[1], _word(builder, args[0]), _ORDER, 8)
         return context.get_dummy_value()
@@ -66,6 +68,7 @@ def atomic_store(typingctx, address, value):
 @intrinsic
 def atomic_add(typingctx, address, value):
     """Add `value` to the int64 word at `address`; its value before."""
+
     def codegen(context, builder, signature, args):
         return builder.atomic_rmw("add", _word(builder, args[0]), args[1], _ORDER)
 
@@ -75,6 +78,7 @@ def atomic_add(typingctx, address, value):
 @intrinsic
 def compare_exchange(typingctx, address, expected, value):
     """Store `value` at `address` if the word holds `expected`; the word's value before."""
+
     def codegen(context, builder, signature, args):
         pair = builder.cmpxchg(_word(builder, args[0]), args[1], args[2], _ORDER, _ORDER)
         return builder.extract_value(pair, 0)
@@ -91,22 +95,31 @@ def futex(typingctx, syscall, address, operation, value, timespec):
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(_I64, [_I64], var_arg=True)
         fn = builder.inttoptr(args[0], fnty.as_pointer())
-        return builder.call(fn, [ir.Constant(_I64, SYS_FUTEX or 0), args[1],
-                                 builder.trunc(args[2], ir.IntType(32)),
-                                 builder.trunc(args[3], ir.IntType(32)), args[4]])
+        return builder.call(
+            fn,
+            [
+                ir.Constant(_I64, SYS_FUTEX or 0),
+                args[1],
+                builder.trunc(args[2], ir.IntType(32)),
+                builder.trunc(args[3], ir.IntType(32)),
+                args[4],
+            ],
+        )
 
     return sig, codegen
 
 
-_PAUSE = {"x86_64": ("llvm.x86.sse2.pause", []),
-          "aarch64": ("llvm.aarch64.hint", [ir.Constant(ir.IntType(32), 1)])}.get(
-              platform.machine())  # x86 `pause`, arm `yield`
+_PAUSE = {
+    "x86_64": ("llvm.x86.sse2.pause", []),
+    "aarch64": ("llvm.aarch64.hint", [ir.Constant(ir.IntType(32), 1)]),
+}.get(platform.machine())  # x86 `pause`, arm `yield`
 
 
 @intrinsic
 def spin_pause(typingctx):
     """The processor's spin-wait hint: a spinning loop leaves the other hardware thread of
     its core and the memory bus alone."""
+
     def codegen(context, builder, signature, args):
         if _PAUSE:
             name, operands = _PAUSE

@@ -76,8 +76,7 @@ def blas_address(dtype, routine: str, library: str = "blas") -> int:
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
-                                                                  ctypes.c_char_p]
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     return get_pointer(capsule, get_name(capsule))
 
 
@@ -87,8 +86,9 @@ I8, I32 = ir.IntType(8), ir.IntType(32)
 def _scalar(real, value):
     """An LLVM constant `value` of the element type (a complex one is a {re, im} struct)."""
     if isinstance(real, ir.LiteralStructType):
-        return ir.Constant(real, [ir.Constant(real.elements[0], value),
-                                  ir.Constant(real.elements[1], 0.0)])
+        return ir.Constant(
+            real, [ir.Constant(real.elements[0], value), ir.Constant(real.elements[1], 0.0)]
+        )
     return ir.Constant(real, value)
 
 
@@ -121,15 +121,39 @@ def gemm(typingctx, fn, dtype, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc
         fn, _, ta, tb, m, n, k, a, lda, b, ldb, c, ldc = args
         real = context.get_data_type(element)
         slot, int32, address = _by_reference(builder, real)
-        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()] * 2 + [I32.as_pointer()] * 3
-                               + [real.as_pointer(), real.as_pointer(), I32.as_pointer(),
-                                  real.as_pointer(), I32.as_pointer(), real.as_pointer(),
-                                  real.as_pointer(), I32.as_pointer()])
-        builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
-            slot(I8, builder.trunc(ta, I8)), slot(I8, builder.trunc(tb, I8)),
-            int32(m), int32(n), int32(k), slot(real, _scalar(real, 1.0)), address(a),
-            int32(lda), address(b), int32(ldb), slot(real, _scalar(real, 0.0)),
-            address(c), int32(ldc)])
+        fnty = ir.FunctionType(
+            ir.VoidType(),
+            [I8.as_pointer()] * 2
+            + [I32.as_pointer()] * 3
+            + [
+                real.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+            ],
+        )
+        builder.call(
+            builder.inttoptr(fn, fnty.as_pointer()),
+            [
+                slot(I8, builder.trunc(ta, I8)),
+                slot(I8, builder.trunc(tb, I8)),
+                int32(m),
+                int32(n),
+                int32(k),
+                slot(real, _scalar(real, 1.0)),
+                address(a),
+                int32(lda),
+                address(b),
+                int32(ldb),
+                slot(real, _scalar(real, 0.0)),
+                address(c),
+                int32(ldc),
+            ],
+        )
         return context.get_dummy_value()
 
     return sig, codegen
@@ -147,14 +171,37 @@ def gemv(typingctx, fn, dtype, trans, m, n, a, lda, x, incx, y):
         real = context.get_data_type(element)
         slot, int32, address = _by_reference(builder, real)
         one = slot(I32, ir.Constant(I32, 1))
-        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()] + [I32.as_pointer()] * 2
-                               + [real.as_pointer(), real.as_pointer(), I32.as_pointer(),
-                                  real.as_pointer(), I32.as_pointer(), real.as_pointer(),
-                                  real.as_pointer(), I32.as_pointer()])
-        builder.call(builder.inttoptr(fn, fnty.as_pointer()), [
-            slot(I8, builder.trunc(trans, I8)), int32(m), int32(n),
-            slot(real, _scalar(real, 1.0)), address(a), int32(lda), address(x), int32(incx),
-            slot(real, _scalar(real, 0.0)), address(y), one])
+        fnty = ir.FunctionType(
+            ir.VoidType(),
+            [I8.as_pointer()]
+            + [I32.as_pointer()] * 2
+            + [
+                real.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+            ],
+        )
+        builder.call(
+            builder.inttoptr(fn, fnty.as_pointer()),
+            [
+                slot(I8, builder.trunc(trans, I8)),
+                int32(m),
+                int32(n),
+                slot(real, _scalar(real, 1.0)),
+                address(a),
+                int32(lda),
+                address(x),
+                int32(incx),
+                slot(real, _scalar(real, 0.0)),
+                address(y),
+                one,
+            ],
+        )
         return context.get_dummy_value()
 
     return sig, codegen

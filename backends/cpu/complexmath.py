@@ -25,11 +25,23 @@ from jitc.backends.cpu.vmath import cos_f64, exp_f64, log1p_f64, log_f64, sin_f6
 # No fast-math: the error-free products below rely on each operation rounding once.
 _jit = njit(forceinline=True, error_model="numpy", nogil=True)
 _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for float64
-_BIG, _SMALL = 2.0 ** 500, 2.0 ** -500
-_DOWN, _UP = 2.0 ** -600, 2.0 ** 600
+_BIG, _SMALL = 2.0**500, 2.0**-500
+_DOWN, _UP = 2.0**-600, 2.0**600
 
-__all__ = ["atan2_f64", "c_div", "c_abs", "c_abs64", "c_exp", "c_log", "c_log64", "c_sqrt",
-           "c_sqrt64", "c_eq", "JIT", "PORTABLE"]
+__all__ = [
+    "atan2_f64",
+    "c_div",
+    "c_abs",
+    "c_abs64",
+    "c_exp",
+    "c_log",
+    "c_log64",
+    "c_sqrt",
+    "c_sqrt64",
+    "c_eq",
+    "JIT",
+    "PORTABLE",
+]
 
 
 @_jit
@@ -69,6 +81,7 @@ def _portable_fma(a, b, c):
     if a == types.float32:
         return lambda a, b, c: np.float32(np.float64(a) * np.float64(b) + np.float64(c))
     if a == types.float64:
+
         def fma64(a, b, c):
             if abs(c) == np.inf and abs(a) < np.inf and abs(b) < np.inf:
                 return c  # a finite product does not cancel an infinite addend
@@ -78,6 +91,7 @@ def _portable_fma(a, b, c):
                 return s
             low = ((p - s) + c if abs(p) >= abs(c) else (c - s) + p) + e
             return s + low if low != 0.0 else s  # s keeps the sign of an exact zero
+
         return fma64
     return None
 
@@ -183,15 +197,32 @@ def _log_abs_near_one(m, n):
 
 # fdlibm's atan: atan(t) = t - t^3 (AT0 + AT1 t^2 + ...) on |t| < 7/16; atan(bp) for the
 # breakpoints 0.5, 1, 1.5, inf as hi + lo.
-_AT = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
-       -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
-       6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
-       -3.65315727442169155270e-02, 1.62858201153657823623e-02)
-_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
-            9.82793723247329054082e-01, 1.57079632679489655800e+00)
-_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
-            1.39033110312309984516e-17, 6.12323399573676603587e-17)
-_PI, _PI_LO = 3.1415926535897931160e+00, 1.2246467991473531772e-16
+_AT = (
+    3.33333333333329318027e-01,
+    -1.99999999998764832476e-01,
+    1.42857142725034663711e-01,
+    -1.11111104054623557880e-01,
+    9.09088713343650656196e-02,
+    -7.69187620504482999495e-02,
+    6.66107313738753120669e-02,
+    -5.83357013379057348645e-02,
+    4.97687799461593236017e-02,
+    -3.65315727442169155270e-02,
+    1.62858201153657823623e-02,
+)
+_ATAN_HI = (
+    4.63647609000806093515e-01,
+    7.85398163397448278999e-01,
+    9.82793723247329054082e-01,
+    1.57079632679489655800e00,
+)
+_ATAN_LO = (
+    2.26987774529616870924e-17,
+    3.06161699786838301793e-17,
+    1.39033110312309984516e-17,
+    6.12323399573676603587e-17,
+)
+_PI, _PI_LO = 3.1415926535897931160e00, 1.2246467991473531772e-16
 
 
 @_jit
@@ -297,8 +328,8 @@ def c_sqrt64(z):
     x, y = z.real, z.imag
     m = max(abs(x), abs(y))
     if 0.0 < m < 1e-300:  # subnormal parts: scale by 2^200, root 2^-100
-        w = _sqrt_parts(x * 2.0 ** 200, y * 2.0 ** 200, c_abs64(z * 2.0 ** 200))
-        return complex(w.real * 2.0 ** -100, w.imag * 2.0 ** -100)
+        w = _sqrt_parts(x * 2.0**200, y * 2.0**200, c_abs64(z * 2.0**200))
+        return complex(w.real * 2.0**-100, w.imag * 2.0**-100)
     if 1e300 < m < np.inf:  # |z| would overflow: scale by 1/4, root by 2
         w = _sqrt_parts(x * 0.25, y * 0.25, c_abs64(z * 0.25))
         return complex(w.real * 2.0, w.imag * 2.0)

@@ -52,7 +52,7 @@ class DotShape:
     def strides(self, side: str) -> dict:
         """Element strides of an operand's groups in its C-contiguous view."""
         order, shape = {"lhs": self.lhs, "rhs": self.rhs}[side], self.view(side)
-        return {g: int(np.prod(shape[i + 1:], dtype=np.int64)) for i, g in enumerate(order)}
+        return {g: int(np.prod(shape[i + 1 :], dtype=np.int64)) for i, g in enumerate(order)}
 
     @property
     def rows(self) -> int:
@@ -110,8 +110,13 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
     B, M = _prod(l.shape[d] for d in lb), _prod(l.shape[d] for d in lf)
     K, N = _prod(l.shape[d] for d in lc), _prod(r.shape[d] for d in rf)
     flops = B * M * K * N
-    if not (blas and node.dtype.kind in "fc" and flops >= BLAS_MIN_FLOPS
-            and not lhs_order.endswith("B") and not rhs_order.endswith("B")):
+    if not (
+        blas
+        and node.dtype.kind in "fc"
+        and flops >= BLAS_MIN_FLOPS
+        and not lhs_order.endswith("B")
+        and not rhs_order.endswith("B")
+    ):
         return DotShape(B, M, K, N, lhs_order, rhs_order, "loops")
     split = "columns" if B * M < COLUMNS_BELOW_ROWS or N >= B * M else "rows"
     return DotShape(B, M, K, N, lhs_order, rhs_order, "blas", split)
@@ -162,52 +167,68 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
         if ds.split == "columns":
             lines += [f"    for bi in range({B}):", "        m0, m1, n0, n1 = 0, " + M + ", lo, hi"]
         else:
-            lines += [f"    for bi in range(lo // {M}, (hi + {M} - 1) // {M}):",
-                      f"        m0 = max(lo - bi * {M}, 0)",
-                      f"        m1 = min(hi - bi * {M}, {M})",
-                      f"        n0, n1 = 0, {N}"]
-        lines = lines[:1] + [
-            f"    g = {sz(blas_address(node.dtype, 'gemm'))}",
-            f"    v = {sz(blas_address(node.dtype, 'gemv'))}",
-            "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
-        ] + lines[1:] + [
-            f"        pbb = pb + (bi * {sz(sb['B'])} + n0 * {sz(sb['N'])}) * {isz}",
-            f"        pab = pa + (bi * {sz(sa['B'])} + m0 * {sz(sa['M'])}) * {isz}",
-            f"        pob = po + ((bi * {M} + m0) * {N} + n0) * {isz}",
-            "        if m1 - m0 == 1:",
-            f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {sz(ldb)}, pab, {sz(incx)},"
-            " pob)",
-            "        else:",
-            f"            gemm(g, {t}, {trans_b}, {trans_a}, n1 - n0, m1 - m0, {K}, pbb,",
-            f"                 {sz(ldb)}, pab, {sz(lda)}, pob, {N})",
-        ]
+            lines += [
+                f"    for bi in range(lo // {M}, (hi + {M} - 1) // {M}):",
+                f"        m0 = max(lo - bi * {M}, 0)",
+                f"        m1 = min(hi - bi * {M}, {M})",
+                f"        n0, n1 = 0, {N}",
+            ]
+        lines = (
+            lines[:1]
+            + [
+                f"    g = {sz(blas_address(node.dtype, 'gemm'))}",
+                f"    v = {sz(blas_address(node.dtype, 'gemv'))}",
+                "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
+            ]
+            + lines[1:]
+            + [
+                f"        pbb = pb + (bi * {sz(sb['B'])} + n0 * {sz(sb['N'])}) * {isz}",
+                f"        pab = pa + (bi * {sz(sa['B'])} + m0 * {sz(sa['M'])}) * {isz}",
+                f"        pob = po + ((bi * {M} + m0) * {N} + n0) * {isz}",
+                "        if m1 - m0 == 1:",
+                f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {sz(ldb)}, pab,"
+                f" {sz(incx)}, pob)",
+                "        else:",
+                f"            gemm(g, {t}, {trans_b}, {trans_a}, n1 - n0, m1 - m0, {K}, pbb,",
+                f"                 {sz(ldb)}, pab, {sz(lda)}, pob, {N})",
+            ]
+        )
     elif ds.rhs.endswith("N"):
         # rows of b are contiguous: accumulate into a row of out, UNROLL rows of b at a time
         # (one pass over the output row per UNROLL products instead of one per product)
-        lines += ["    for r in range(lo, hi):", f"        bi = r // {M}", f"        mi = r % {M}",
-                  "        o = out[bi, mi]"]
+        lines += [
+            "    for r in range(lo, hi):",
+            f"        bi = r // {M}",
+            f"        mi = r % {M}",
+            "        o = out[bi, mi]",
+        ]
         pad = " " * 8
         lines += [f"{pad}for j in range(o.shape[0]):", f"{pad}    o[j] = {zero}"]
         if is_bool:
-            lines += [f"{pad}for ki in range({K}):",
-                      f"{pad}    av = {a_('bi', 'mi', 'ki')}",
-                      f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
-                      f"{pad}    for j in range(o.shape[0]):",
-                      f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}"]
+            lines += [
+                f"{pad}for ki in range({K}):",
+                f"{pad}    av = {a_('bi', 'mi', 'ki')}",
+                f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
+                f"{pad}    for j in range(o.shape[0]):",
+                f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}",
+            ]
         else:
             u = range(UNROLL)
             lines += [f"{pad}for k0 in range(0, {K} - {UNROLL - 1}, {UNROLL}):"]
             lines += [f"{pad}    av{q} = {a_('bi', 'mi', f'k0 + {q}')}" for q in u]
-            lines += [f"{pad}    w{q} = b[{_at(ds.rhs.lower(), b='bi', k=f'k0 + {q}', n=':')}]"
-                      for q in u]
+            lines += [
+                f"{pad}    w{q} = b[{_at(ds.rhs.lower(), b='bi', k=f'k0 + {q}', n=':')}]" for q in u
+            ]
             total = " + ".join(f"av{q} * w{q}[j]" for q in u)
-            lines += [f"{pad}    for j in range(o.shape[0]):",
-                      f"{pad}        o[j] = {t}(o[j] + {total})",
-                      f"{pad}for ki in range({K} - {K} % {UNROLL}, {K}):",
-                      f"{pad}    av = {a_('bi', 'mi', 'ki')}",
-                      f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
-                      f"{pad}    for j in range(o.shape[0]):",
-                      f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}"]
+            lines += [
+                f"{pad}    for j in range(o.shape[0]):",
+                f"{pad}        o[j] = {t}(o[j] + {total})",
+                f"{pad}for ki in range({K} - {K} % {UNROLL}, {K}):",
+                f"{pad}    av = {a_('bi', 'mi', 'ki')}",
+                f"{pad}    w = b[{_at(ds.rhs.lower(), b='bi', k='ki', n=':')}]",
+                f"{pad}    for j in range(o.shape[0]):",
+                f"{pad}        o[j] = {fma('o[j]', 'av', 'w[j]')}",
+            ]
     else:  # b stored as (.., N, K): one inner product per output element
         lines += [
             "    for r in range(lo, hi):",

@@ -117,13 +117,15 @@ def kernel_source(kernel: Kernel) -> str:
     parts = [KERNEL_HEADER]
     if not inline:
         for k, body in enumerate(kernel.bodies):
-            parts.append(BODY_DECORATOR + "\n"
-                         + body.source.replace("def BODY(", f"def body{k}(", 1))
-    lines = [f"@cfunc(KERNEL_SIGNATURE, nogil=True, cache=persistent(), {ENTRY_OPTIONS})",
-             "def kernel(pack_, lo, hi):",
-             f"    p_ = array_at(pointer_address(pack_), np.int64, "
-             f"({n_pointers + len(kernel.sizes)},))",
-             f"    n = p_[{n_pointers}:]"]
+            parts.append(
+                BODY_DECORATOR + "\n" + body.source.replace("def BODY(", f"def body{k}(", 1)
+            )
+    lines = [
+        f"@cfunc(KERNEL_SIGNATURE, nogil=True, cache=persistent(), {ENTRY_OPTIONS})",
+        "def kernel(pack_, lo, hi):",
+        f"    p_ = array_at(pointer_address(pack_), np.int64, ({n_pointers + len(kernel.sizes)},))",
+        f"    n = p_[{n_pointers}:]",
+    ]
     calls = []
     for k, body in enumerate(kernel.bodies):
         names = []
@@ -161,9 +163,12 @@ def _inlined_body(kernel: Kernel):
     if len(kernel.bodies) != 1 or kernel.error:
         return None, None
     header, _, statements = kernel.bodies[0].source.partition("\n")
-    params = [a.strip() for a in header[header.index("(") + 1:header.rindex(")")].split(",")]
-    if params[-3:] != ["lo", "hi", "n"] or re.search(r"^\s*return\b", statements, re.M) \
-            or _ENTRY_NAMES.search(statements):
+    params = [a.strip() for a in header[header.index("(") + 1 : header.rindex(")")].split(",")]
+    if (
+        params[-3:] != ["lo", "hi", "n"]
+        or re.search(r"^\s*return\b", statements, re.M)
+        or _ENTRY_NAMES.search(statements)
+    ):
         return None, None
     return params[:-3], statements.rstrip()
 
@@ -175,17 +180,23 @@ def _only_address(name: str, statements: str) -> bool:
 
 
 # Kernel failures the driver raises, by the kind number in the launch table.
-ERRORS = {1: ("IndexError", "index out of bounds in integer-array indexing (gather)"),
-          2: ("ValueError", "Integers to negative integer powers are not allowed."),
-          3: ("RuntimeError", "a jitc kernel failed"),
-          4: SCATTER_ERROR,
-          5: SINGULAR,
-          6: NOT_POSITIVE_DEFINITE}
+ERRORS = {
+    1: ("IndexError", "index out of bounds in integer-array indexing (gather)"),
+    2: ("ValueError", "Integers to negative integer powers are not allowed."),
+    3: ("RuntimeError", "a jitc kernel failed"),
+    4: SCATTER_ERROR,
+    5: SINGULAR,
+    6: NOT_POSITIVE_DEFINITE,
+}
 _KIND = {v: k for k, v in ERRORS.items()}
 # The primitive behind each kind (jitc.core.failures names the nodes that can fail so).
-FAILURE_OF = {ERRORS[1]: failures.GATHER, ERRORS[2]: failures.NEGATIVE_POWER,
-              SCATTER_ERROR: failures.SCATTER, SINGULAR: failures.LINALG,
-              NOT_POSITIVE_DEFINITE: failures.LINALG}
+FAILURE_OF = {
+    ERRORS[1]: failures.GATHER,
+    ERRORS[2]: failures.NEGATIVE_POWER,
+    SCATTER_ERROR: failures.SCATTER,
+    SINGULAR: failures.LINALG,
+    NOT_POSITIVE_DEFINITE: failures.LINALG,
+}
 # The state vector's header: where its tables are (see emit).
 # FAILED: where the driver notes the launch-table position of a launch that failed.
 LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE, FAILED = range(9)
@@ -209,8 +220,11 @@ _RUN_LINES = [
     "        break",
     "keep_alive(alive)",
 ]
-_RAISE_LINES = [line for kind, (cls, message) in ERRORS.items()
-                for line in (f"if failed == {kind}:", f"    raise {cls}({message!r})")]
+_RAISE_LINES = [
+    line
+    for kind, (cls, message) in ERRORS.items()
+    for line in (f"if failed == {kind}:", f"    raise {cls}({message!r})")
+]
 _LAUNCH_LINES = _RUN_LINES + _RAISE_LINES
 
 # One scratch allocation holds the packs (filled with pointers below) and the bases.
@@ -225,8 +239,10 @@ _SCRATCH_LINES = [
 
 
 def _function(signature: str, header: str, lines: list) -> str:
-    return (DRIVER_HEADER + f"\n\n@njit(({signature},), nogil=True, cache=persistent())\n"
-            f"{header}\n" + "".join(f"    {ln}\n" for ln in lines))
+    return (
+        DRIVER_HEADER + f"\n\n@njit(({signature},), nogil=True, cache=persistent())\n"
+        f"{header}\n" + "".join(f"    {ln}\n" for ln in lines)
+    )
 
 
 # The driver of every function with more than wide.MAX_NARROW_ARRAYS arrays: the arrays'
@@ -256,8 +272,11 @@ def _wide_lines(on_miss: str) -> list:
     ]
 
 
-WIDE_DRIVER_SOURCE = _function('Array(int64, 1, "C"), Array(int64, 1, "C")', "def driver(n, t):",
-                               _wide_lines("raise SignatureMiss()") + _RAISE_LINES)
+WIDE_DRIVER_SOURCE = _function(
+    'Array(int64, 1, "C"), Array(int64, 1, "C")',
+    "def driver(n, t):",
+    _wide_lines("raise SignatureMiss()") + _RAISE_LINES,
+)
 # The same over a table in the native worker (worker.py), which holds no GIL and so cannot
 # raise: it returns MISSED for other shapes, else the failure kind (0: none).
 MISSED = -1
@@ -293,8 +312,11 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     sz = Sizes()
     for _ in range(FAILED + 1):
         sz(0)  # the header, filled in below
-    shape_slots = [(i, k, len(sz.values), sz(d)) for i, (shape, _) in enumerate(program.params)
-                   for k, d in enumerate(shape)]
+    shape_slots = [
+        (i, k, len(sz.values), sz(d))
+        for i, (shape, _) in enumerate(program.params)
+        for k, d in enumerate(shape)
+    ]
     # every state can run the wide driver: a function's own driver compiles in the
     # background while its first calls run that one (executable.py)
     positions = Layout(arrays).positions
@@ -310,8 +332,9 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     if wide:
         driver = WIDE_DRIVER_SOURCE
     else:
-        driver = _narrow_driver(program, [f"p{i}.shape[{k}] != {value}"
-                                          for i, k, _, value in shape_slots])
+        driver = _narrow_driver(
+            program, [f"p{i}.shape[{k}] != {value}" for i, k, _, value in shape_slots]
+        )
     arena_base = n_params + n_results
     base_of = {"param": 0, "result": n_params, "temp": arena_base, "const": arena_base + 1}
     sources: list[str] = []
@@ -331,8 +354,11 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
             if buf.source == "const":
                 constant_pointers.append((len(pointers) + 2, buf.index))
             temp = buf.source in ("temp", "const")
-            pointers += [at + j, base_of[buf.source] + (0 if temp else buf.index),
-                         (buf.index if buf.source == "temp" else 0) + buf.offset]
+            pointers += [
+                at + j,
+                base_of[buf.source] + (0 if temp else buf.index),
+                (buf.index if buf.source == "temp" else 0) + buf.offset,
+            ]
         packs += [0] * len(kernel.pointers) + list(kernel.sizes)
     if launches is None:
         launches = [[(i,)] for i in range(len(program.kernels))]
@@ -340,11 +366,12 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     kernel_slots: list[tuple] = []
     for chains in launches:
         if len(chains) == 1 and len(chains[0]) == 1:
-            (i,), = chains
+            ((i,),) = chains
             kernel = program.kernels[i]
             kind = _KIND[kernel.error] if kernel.error else 3
-            table.append([i, pack_of_kernel[i], kernel.rows,
-                          launch_work(kernel.work, kernel.blas), kind])
+            table.append(
+                [i, pack_of_kernel[i], kernel.rows, launch_work(kernel.work, kernel.blas), kind]
+            )
             continue
         at = len(packs)
         starts = [len(chains) + 1]  # each chain's first entry, from the table
@@ -357,14 +384,34 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
         work = group_work(chain_works(chains, program.kernels))
         table.append([GROUP, at, len(chains), work, 3])
     slots = sz.values
-    header = [0, len(table), len(slots), len(pointers) // POINTER_ENTRY,
-              len(slots) + LAUNCH_ENTRY * len(table), 0, program.temp_bytes, wide_at, 0]
+    header = [
+        0,
+        len(table),
+        len(slots),
+        len(pointers) // POINTER_ENTRY,
+        len(slots) + LAUNCH_ENTRY * len(table),
+        0,
+        program.temp_bytes,
+        wide_at,
+        0,
+    ]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
-    slots[:len(header)] = header
+    slots[: len(header)] = header
 
-    return Emitted(sources, source_of_kernel, launches, driver, wide, slots,
-                   table, pointers, constant_pointers, packs, kernel_slots,
-                   list(program.constants))
+    return Emitted(
+        sources,
+        source_of_kernel,
+        launches,
+        driver,
+        wide,
+        slots,
+        table,
+        pointers,
+        constant_pointers,
+        packs,
+        kernel_slots,
+        list(program.constants),
+    )
 
 
 def _narrow_driver(program: Program, checks: list) -> str:
@@ -380,16 +427,19 @@ def _narrow_driver(program: Program, checks: list) -> str:
     lines += [f"advise_huge_pages(base[{n_params + k}], r{k}.nbytes)" for k in range(n_results)]
     alive = ["scratch"] + [f"p{i}" for i in range(n_params)]
     if program.temp_bytes:
-        lines += [f"arena = np.empty(n[{ARENA}], np.uint8)",
-                  "base[n_bases] = arena.ctypes.data",
-                  "advise_huge_pages(base[n_bases], arena.nbytes)"]
+        lines += [
+            f"arena = np.empty(n[{ARENA}], np.uint8)",
+            "base[n_bases] = arena.ctypes.data",
+            "advise_huge_pages(base[n_bases], arena.nbytes)",
+        ]
         alive.append("arena")
     else:
         lines.append("base[n_bases] = 0")
     lines += ["base[n_bases + 1] = 0", f"alive = ({', '.join(alive)},)", *_LAUNCH_LINES]
     # the one numba signature of this driver, compiled when its module loads (so a disk that
     # cannot take the cache fails there, where cache.py turns the cache off)
-    types = ['Array(int64, 1, "C")'] + [f'Array(from_dtype(np.dtype("{storage(d).name}")), '
-                                        f'{len(s)}, "C")'
-                                        for s, d in program.params + program.results]
+    types = ['Array(int64, 1, "C")'] + [
+        f'Array(from_dtype(np.dtype("{storage(d).name}")), {len(s)}, "C")'
+        for s, d in program.params + program.results
+    ]
     return _function(", ".join(types), f"def driver({', '.join(['n'] + names)}):", lines)

@@ -57,8 +57,12 @@ class CpuExecutable(Executable):
         self.kernel_modules = [load_module(s) for s in emitted.kernel_sources]
         addresses = [m.kernel.address for m in self.kernel_modules]
         self.constants = [_frozen(c) for c in emitted.constants]  # the state points at them
-        state = emitted.state(launcher_address(), group_address(),
-                              [addresses[i] for i in emitted.source_of_kernel], self.constants)
+        state = emitted.state(
+            launcher_address(),
+            group_address(),
+            [addresses[i] for i in emitted.source_of_kernel],
+            self.constants,
+        )
         self.state = state  # the driver notes a failed launch in it
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
         self.compiled_modules = list(self.kernel_modules)
@@ -80,8 +84,12 @@ class CpuExecutable(Executable):
         self._sealed = False
         if self.module is None:  # after checked_run: the compile may finish at once and set it
             source = emitted.driver_source
-            background.submit(self._compile_driver, source, finish_at_exit=True,
-                          leftover=lambda: [(source, False)])
+            background.submit(
+                self._compile_driver,
+                source,
+                finish_at_exit=True,
+                leftover=lambda: [(source, False)],
+            )
 
     def _runner(self, state):
         if self._wide:
@@ -93,6 +101,7 @@ class CpuExecutable(Executable):
     def _interim(self, run):
         """`run` until this function's own driver has compiled, then a SignatureMiss: a fast
         call bound to it (runtime/fastpath.py) misses once and is made again for the driver."""
+
         def interim(*arrays):
             if self.module is not None:
                 raise SignatureMiss()
@@ -108,16 +117,23 @@ class CpuExecutable(Executable):
         try:
             module = load_module(source)
         except Exception as e:  # noqa: BLE001 - the wide driver runs the same kernels
-            log.warning("%s: compiling its own driver failed (%s: %s); its calls keep the "
-                        "wide driver", self.graph.name, type(e).__name__, e)
+            log.warning(
+                "%s: compiling its own driver failed (%s: %s); its calls keep the wide driver",
+                self.graph.name,
+                type(e).__name__,
+                e,
+            )
             return
         seal(module)  # cached for the next process even if this one never calls it again
         # the run first: once `module` is set, the wide driver's run misses, and a call that
         # took it must find the new run to retry on (_run)
         self.checked_run = functools.partial(module.driver, self.state)
         self.module = module
-        log.info("%s: its own driver compiled in the background in %.2f s", self.graph.name,
-                 time.perf_counter() - start)
+        log.info(
+            "%s: its own driver compiled in the background in %.2f s",
+            self.graph.name,
+            time.perf_counter() - start,
+        )
 
     @property
     def launch_kernels(self) -> list:
@@ -195,8 +211,7 @@ class CpuExecutable(Executable):
             failed_at = int(self.state[FAILED])
         launch = (failed_at - int(self.state[LAUNCH_TABLE])) // LAUNCH_ENTRY
         (kernel,) = self.launch_kernels[launch]  # a kernel that can fail runs alone
-        return failures.located(self.program.kernels[kernel].sites, kind, type(error),
-                                str(error))
+        return failures.located(self.program.kernels[kernel].sites, kind, type(error), str(error))
 
     def can_write_into(self, param_index: int, output_index: int) -> bool:
         """May the caller pass parameter `param_index`'s array as the buffer of result

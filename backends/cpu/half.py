@@ -29,6 +29,7 @@ from numba.extending import intrinsic, register_jitable
 def _h2f_native(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
     return types.float32(types.uint16), codegen
 
 
@@ -36,6 +37,7 @@ def _h2f_native(typingctx, bits):
 def _f2h_native(typingctx, value):
     def codegen(context, builder, signature, args):
         return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
     return types.uint16(types.float32), codegen
 
 
@@ -43,6 +45,7 @@ def _f2h_native(typingctx, value):
 def _f32_bits(typingctx, value):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(32))
+
     return types.uint32(types.float32), codegen
 
 
@@ -50,6 +53,7 @@ def _f32_bits(typingctx, value):
 def _bits_f32(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
+
     return types.float32(types.uint32), codegen
 
 

@@ -27,8 +27,13 @@ from jitc.backends.cpu.lowering import TYPE_NAMES
 
 SINGULAR = ("LinAlgError", "Singular matrix")
 NOT_POSITIVE_DEFINITE = ("LinAlgError", "Matrix is not positive definite")
-ERROR_OF_KIND = {"solve": SINGULAR, "inv": SINGULAR, "cholesky": NOT_POSITIVE_DEFINITE,
-                 "cholesky_upper": NOT_POSITIVE_DEFINITE, "slogdet": None}
+ERROR_OF_KIND = {
+    "solve": SINGULAR,
+    "inv": SINGULAR,
+    "cholesky": NOT_POSITIVE_DEFINITE,
+    "cholesky_upper": NOT_POSITIVE_DEFINITE,
+    "slogdet": None,
+}
 
 
 def lapack_address(dtype, routine: str) -> int:
@@ -55,13 +60,24 @@ def getrf(typingctx, fn, dtype, n, a, ipiv):
         fn, _, n, a, ipiv = args
         real = context.get_data_type(element)
         _, int32, address = _by_reference(builder, real)
-        fnty = ir.FunctionType(ir.VoidType(), [I32.as_pointer()] * 2 + [real.as_pointer()]
-                               + [I32.as_pointer()] * 3)
+        fnty = ir.FunctionType(
+            ir.VoidType(), [I32.as_pointer()] * 2 + [real.as_pointer()] + [I32.as_pointer()] * 3
+        )
         lda = int32(builder.select(builder.icmp_signed(">", n, n.type(1)), n, n.type(1)))
-        return _info(builder, lambda info: builder.call(
-            builder.inttoptr(fn, fnty.as_pointer()),
-            [int32(n), int32(n), address(a), lda, builder.inttoptr(ipiv, I32.as_pointer()),
-             info]))
+        return _info(
+            builder,
+            lambda info: builder.call(
+                builder.inttoptr(fn, fnty.as_pointer()),
+                [
+                    int32(n),
+                    int32(n),
+                    address(a),
+                    lda,
+                    builder.inttoptr(ipiv, I32.as_pointer()),
+                    info,
+                ],
+            ),
+        )
 
     return sig, codegen
 
@@ -77,14 +93,37 @@ def getrs(typingctx, fn, dtype, trans, n, nrhs, a, ipiv, b):
         fn, _, trans, n, nrhs, a, ipiv, b = args
         real = context.get_data_type(element)
         slot, int32, address = _by_reference(builder, real)
-        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer()] + [I32.as_pointer()] * 2
-                               + [real.as_pointer(), I32.as_pointer(), I32.as_pointer(),
-                                  real.as_pointer(), I32.as_pointer(), I32.as_pointer()])
+        fnty = ir.FunctionType(
+            ir.VoidType(),
+            [I8.as_pointer()]
+            + [I32.as_pointer()] * 2
+            + [
+                real.as_pointer(),
+                I32.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                I32.as_pointer(),
+            ],
+        )
         ld = builder.select(builder.icmp_signed(">", n, n.type(1)), n, n.type(1))
-        return _info(builder, lambda info: builder.call(
-            builder.inttoptr(fn, fnty.as_pointer()),
-            [slot(I8, builder.trunc(trans, I8)), int32(n), int32(nrhs), address(a), int32(ld),
-             builder.inttoptr(ipiv, I32.as_pointer()), address(b), int32(ld), info]))
+        return _info(
+            builder,
+            lambda info: builder.call(
+                builder.inttoptr(fn, fnty.as_pointer()),
+                [
+                    slot(I8, builder.trunc(trans, I8)),
+                    int32(n),
+                    int32(nrhs),
+                    address(a),
+                    int32(ld),
+                    builder.inttoptr(ipiv, I32.as_pointer()),
+                    address(b),
+                    int32(ld),
+                    info,
+                ],
+            ),
+        )
 
     return sig, codegen
 
@@ -100,21 +139,35 @@ def potrf(typingctx, fn, dtype, uplo, n, a):
         fn, _, uplo, n, a = args
         real = context.get_data_type(element)
         slot, int32, address = _by_reference(builder, real)
-        fnty = ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32.as_pointer(),
-                                               real.as_pointer(), I32.as_pointer(),
-                                               I32.as_pointer()])
+        fnty = ir.FunctionType(
+            ir.VoidType(),
+            [
+                I8.as_pointer(),
+                I32.as_pointer(),
+                real.as_pointer(),
+                I32.as_pointer(),
+                I32.as_pointer(),
+            ],
+        )
         lda = builder.select(builder.icmp_signed(">", n, n.type(1)), n, n.type(1))
-        return _info(builder, lambda info: builder.call(
-            builder.inttoptr(fn, fnty.as_pointer()),
-            [slot(I8, builder.trunc(uplo, I8)), int32(n), address(a), int32(lda), info]))
+        return _info(
+            builder,
+            lambda info: builder.call(
+                builder.inttoptr(fn, fnty.as_pointer()),
+                [slot(I8, builder.trunc(uplo, I8)), int32(n), address(a), int32(lda), info],
+            ),
+        )
 
     return sig, codegen
 
 
 def _copy(dst: str) -> list:
     """Matrix p of `a` into `dst` (indexed by i, j): LAPACK's own copy to overwrite."""
-    return ["        for i in range(m):", "            for j in range(m):",
-            f"                {dst} = a[p, i, j]"]
+    return [
+        "        for i in range(m):",
+        "            for j in range(m):",
+        f"                {dst} = a[p, i, j]",
+    ]
 
 
 def lapack_source(kind: str, dtype, sz) -> str:
@@ -125,53 +178,86 @@ def lapack_source(kind: str, dtype, sz) -> str:
     # scratch: LU factors and pivots of one matrix at a time; the kernel's error (driver.py
     # ERRORS, the kind's in ERROR_OF_KIND) is what the driver raises, whatever is raised here
     lu_kind = not kind.startswith("cholesky")
-    head = ["    m = a.shape[1]", "    piv = np.empty(max(m, 1), np.int32)",
+    head = (
+        [
+            "    m = a.shape[1]",
+            "    piv = np.empty(max(m, 1), np.int32)",
             f"    lu = np.empty((m, m), {t})",
-            f"    f = {sz(lapack_address(dtype, 'getrf'))}"] if lu_kind else []
+            f"    f = {sz(lapack_address(dtype, 'getrf'))}",
+        ]
+        if lu_kind
+        else []
+    )
     if kind in ("solve", "inv"):
         head.append(f"    s = {sz(lapack_address(dtype, 'getrs'))}")
-    factor = [*_copy("lu[i, j]"),
-              f"        if getrf(f, {t}, m, lu.ctypes.data, piv.ctypes.data) > 0:",
-              "            raise ValueError('singular')"]
+    factor = [
+        *_copy("lu[i, j]"),
+        f"        if getrf(f, {t}, m, lu.ctypes.data, piv.ctypes.data) > 0:",
+        "            raise ValueError('singular')",
+    ]
     if kind == "solve":
-        lines = ["def BODY(a, b, out, lo, hi, n):", *head, "    k = b.shape[2]",
-                 f"    x = np.empty((k, m), {t})", "    for p in range(lo, hi):", *factor,
-                 "        for i in range(m):", "            for c in range(k):",
-                 "                x[c, i] = b[p, i, c]",
-                 f"        getrs(s, {t}, {ord('T')}, m, k, lu.ctypes.data, piv.ctypes.data, "
-                 "x.ctypes.data)",
-                 "        for i in range(m):", "            for c in range(k):",
-                 "                out[p, i, c] = x[c, i]"]
+        lines = [
+            "def BODY(a, b, out, lo, hi, n):",
+            *head,
+            "    k = b.shape[2]",
+            f"    x = np.empty((k, m), {t})",
+            "    for p in range(lo, hi):",
+            *factor,
+            "        for i in range(m):",
+            "            for c in range(k):",
+            "                x[c, i] = b[p, i, c]",
+            f"        getrs(s, {t}, {ord('T')}, m, k, lu.ctypes.data, piv.ctypes.data, "
+            "x.ctypes.data)",
+            "        for i in range(m):",
+            "            for c in range(k):",
+            "                out[p, i, c] = x[c, i]",
+        ]
     elif kind == "inv":
-        lines = ["def BODY(a, out, lo, hi, n):", *head, "    for p in range(lo, hi):",
-                 *factor,
-                 "        for i in range(m):", "            for j in range(m):",
-                 f"                out[p, i, j] = {t}(1) if i == j else {t}(0)",
-                 f"        getrs(s, {t}, {ord('N')}, m, m, lu.ctypes.data, piv.ctypes.data, "
-                 f"out.ctypes.data + p * m * m * {dtype.itemsize})"]
+        lines = [
+            "def BODY(a, out, lo, hi, n):",
+            *head,
+            "    for p in range(lo, hi):",
+            *factor,
+            "        for i in range(m):",
+            "            for j in range(m):",
+            f"                out[p, i, j] = {t}(1) if i == j else {t}(0)",
+            f"        getrs(s, {t}, {ord('N')}, m, m, lu.ctypes.data, piv.ctypes.data, "
+            f"out.ctypes.data + p * m * m * {dtype.itemsize})",
+        ]
     elif kind in ("cholesky", "cholesky_upper"):
         # potrf "U" on A^T reads A's lower triangle; "L" reads its upper one
         uplo, zero = ("U", "range(i + 1, m)") if kind == "cholesky" else ("L", "range(i)")
-        lines = ["def BODY(a, out, lo, hi, n):", "    m = a.shape[1]",
-                 f"    f = {sz(lapack_address(dtype, 'potrf'))}",
-                 "    for p in range(lo, hi):", *_copy("out[p, i, j]"),
-                 f"        if potrf(f, {t}, {ord(uplo)}, m, out.ctypes.data + p * m * m * "
-                 f"{dtype.itemsize}) > 0:",
-                 "            raise ValueError('not positive definite')",
-                 "        for i in range(m):", f"            for j in {zero}:",
-                 f"                out[p, i, j] = {t}(0)"]
+        lines = [
+            "def BODY(a, out, lo, hi, n):",
+            "    m = a.shape[1]",
+            f"    f = {sz(lapack_address(dtype, 'potrf'))}",
+            "    for p in range(lo, hi):",
+            *_copy("out[p, i, j]"),
+            f"        if potrf(f, {t}, {ord(uplo)}, m, out.ctypes.data + p * m * m * "
+            f"{dtype.itemsize}) > 0:",
+            "            raise ValueError('not positive definite')",
+            "        for i in range(m):",
+            f"            for j in {zero}:",
+            f"                out[p, i, j] = {t}(0)",
+        ]
     else:  # slogdet (the primitive's rule refuses any other kind)
-        lines = ["def BODY(a, out, lo, hi, n):", *head, "    for p in range(lo, hi):",
-                 *_copy("lu[i, j]"), f"        sign, logdet = {t}(1), {t}(0)",
-                 f"        if getrf(f, {t}, m, lu.ctypes.data, piv.ctypes.data) > 0:",
-                 f"            sign, logdet = {t}(0), {t}(-np.inf)",
-                 "        else:",
-                 "            for i in range(m):",
-                 "                d = lu[i, i]",
-                 "                if piv[i] != i + 1:",
-                 "                    sign = -sign",
-                 "                if d < 0:",
-                 "                    sign, d = -sign, -d",
-                 f"                logdet += {t}(math.log(d))",
-                 "        out[p, 0] = sign", "        out[p, 1] = logdet"]
+        lines = [
+            "def BODY(a, out, lo, hi, n):",
+            *head,
+            "    for p in range(lo, hi):",
+            *_copy("lu[i, j]"),
+            f"        sign, logdet = {t}(1), {t}(0)",
+            f"        if getrf(f, {t}, m, lu.ctypes.data, piv.ctypes.data) > 0:",
+            f"            sign, logdet = {t}(0), {t}(-np.inf)",
+            "        else:",
+            "            for i in range(m):",
+            "                d = lu[i, i]",
+            "                if piv[i] != i + 1:",
+            "                    sign = -sign",
+            "                if d < 0:",
+            "                    sign, d = -sign, -d",
+            f"                logdet += {t}(math.log(d))",
+            "        out[p, 0] = sign",
+            "        out[p, 1] = logdet",
+        ]
     return "\n".join(lines) + "\n"

@@ -50,7 +50,7 @@ GROUP_CHUNKS_PER_THREAD = 2
 BLAS_CHUNKS_PER_THREAD = 2
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
-SOURCE = f'''\
+SOURCE = f"""\
 # jitc's launcher (backends/cpu/launcher.py)
 from numba import carray, cfunc, njit, prange
 from jitc.backends.cpu.abi import (KERNEL_SIGNATURE, LAUNCHER_SIGNATURE, call_kernel,
@@ -85,7 +85,7 @@ def group(table, lo, hi):
     for e in range(t[lo], t[hi], {GROUP_ENTRY}):
         failed |= call_kernel(t[e], at + 8 * t[e + 1], 0, t[e + 2])
     return failed
-'''
+"""
 
 
 def splits(rows: int, work: int) -> bool:

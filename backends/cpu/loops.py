@@ -48,10 +48,22 @@ class KernelSource:
 
 
 _REDUCE_INIT = {
-    ("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
-    ("sum", "u"): 0, ("prod", "u"): 1, ("sum", "c"): 0, ("prod", "c"): 1,
-    ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
-    ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True,
+    ("sum", "f"): 0,
+    ("sum", "i"): 0,
+    ("prod", "f"): 1,
+    ("prod", "i"): 1,
+    ("sum", "u"): 0,
+    ("prod", "u"): 1,
+    ("sum", "c"): 0,
+    ("prod", "c"): 1,
+    ("max", "f"): -np.inf,
+    ("min", "f"): np.inf,
+    ("and", "b"): True,
+    ("or", "b"): False,
+    ("sum", "b"): False,
+    ("prod", "b"): True,
+    ("max", "b"): False,
+    ("min", "b"): True,
 }
 
 
@@ -82,9 +94,15 @@ def _combine(kind, acc, v, dtype):
         # reassociable: LLVM multiplies in vector lanes
         if dtype.kind == "c":  # NumPy's complex product (fused as its multiply loop)
             return f"{t}(c_mul({acc}, {v}))"
-        return f"({acc} and {v})" if dtype.kind == "b" else (
-            f"reassoc_mul({acc}, {t}({v}))" if dtype.kind == "f" and dtype != np.float16
-            else f"{t}({acc} * {v})")  # float16: each product rounded, in order
+        return (
+            f"({acc} and {v})"
+            if dtype.kind == "b"
+            else (
+                f"reassoc_mul({acc}, {t}({v}))"
+                if dtype.kind == "f" and dtype != np.float16
+                else f"{t}({acc} * {v})"
+            )
+        )  # float16: each product rounded, in order
     if kind == "and":
         return f"({acc} and {v})"
     if kind == "or":
@@ -108,8 +126,9 @@ def _offset_of(expr: str, v: str) -> str | None:
             terms.append(e)
     is_v = [isinstance(t, ast.Name) and t.id == v for t in terms]
     rest = [t for t, hit in zip(terms, is_v) if not hit]
-    if is_v.count(True) != 1 or any(isinstance(x, ast.Name) and x.id == v
-                                    for t in rest for x in ast.walk(t)):
+    if is_v.count(True) != 1 or any(
+        isinstance(x, ast.Name) and x.id == v for t in rest for x in ast.walk(t)
+    ):
         return None
     return " + ".join(ast.unparse(t) for t in rest)
 
@@ -152,8 +171,14 @@ class Sizes:
 
 
 class LoopKernel:
-    def __init__(self, body: Graph, name: str, sizes: Sizes, scratch_args: bool = False,
-                 aliases: dict | None = None):
+    def __init__(
+        self,
+        body: Graph,
+        name: str,
+        sizes: Sizes,
+        scratch_args: bool = False,
+        aliases: dict | None = None,
+    ):
         """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
         np.empty inside the kernel; for AOT, whose kernels cannot allocate."""
         self.body = body
@@ -194,8 +219,11 @@ class LoopKernel:
         self.index = tuple(f"i{d}" for d in range(len(self.shape)))
         # a 1-d loop: its rows are its elements, so a long vector splits across threads
         self.flat = not self.outer and not self.reduces and len(self.shape) == 1
-        self.rows = (self.shape[0] if self.flat else
-                     int(np.prod([self.shape[d] for d in self.outer], dtype=np.int64)))
+        self.rows = (
+            self.shape[0]
+            if self.flat
+            else int(np.prod([self.shape[d] for d in self.outer], dtype=np.int64))
+        )
         self.raises = any(n.op == "gather" for n in body.nodes)
 
     @staticmethod
@@ -222,8 +250,10 @@ class LoopKernel:
         if n.dtype.kind != "f":
             return self.sz.scalar(n.attrs["value"][()], n.dtype)
         if n not in self.constants:
-            self.constants[n] = (f"c{len(self.constants)}",
-                                 self.sz.scalar(n.attrs["value"][()], n.dtype))
+            self.constants[n] = (
+                f"c{len(self.constants)}",
+                self.sz.scalar(n.attrs["value"][()], n.dtype),
+            )
         return self.constants[n][0]
 
     def _array(self, node):
@@ -258,8 +288,10 @@ class LoopKernel:
         if op in ops.REDUCTIONS:
             want = tuple(self.index[d] for d in self.outer)
             # a size-1 outer dim is indexed by 0 through broadcasts: the same row
-            idx = tuple(w if i == "0" and self.shape[d] == 1 else i
-                        for i, w, d in zip(idx, want, self.outer))
+            idx = tuple(
+                w if i == "0" and self.shape[d] == 1 else i
+                for i, w, d in zip(idx, want, self.outer)
+            )
             if idx != want:
                 raise LayoutError(f"{op} result read at {idx}, not its row {want}")
             return self.acc[n]
@@ -363,8 +395,10 @@ class LoopKernel:
         for k, o in enumerate(n.operands):
             hi = offset + o.shape[dim]
             cond = f"{idx[dim]} < {self.sz(hi)}"
-            w.line(("if " if k == 0 else "elif " if k < len(n.operands) - 1 else "else")
-                   + (f"{cond}:" if k < len(n.operands) - 1 else ":"))
+            w.line(
+                ("if " if k == 0 else "elif " if k < len(n.operands) - 1 else "else")
+                + (f"{cond}:" if k < len(n.operands) - 1 else ":")
+            )
             w.depth += 1
             sub = list(idx)
             if offset:
@@ -390,14 +424,14 @@ class LoopKernel:
         x, ind = n.operands
         axis = n.attrs["axis"]
         k = w.fresh("k")
-        raw = yield self._memoized(ind, idx[axis:axis + ind.ndim], memo)
+        raw = yield self._memoized(ind, idx[axis : axis + ind.ndim], memo)
         size = self.sz(x.shape[axis])
         w.line(f"{k} = np.int64({raw})")
         w.line(f"if {k} < 0:")
         w.line(f"    {k} += {size}")
         w.line(f"if {k} < 0 or {k} >= {size}:")
         w.line(f"    raise IndexError('gather index out of bounds for axis {axis}')")
-        sub = idx[:axis] + (k,) + idx[axis + ind.ndim:]
+        sub = idx[:axis] + (k,) + idx[axis + ind.ndim :]
         return (yield self._memoized(x, sub, memo))
 
     def _indexed(self, arr: str, idx: tuple) -> str:
@@ -417,8 +451,10 @@ class LoopKernel:
         key = (arr, head, offset)
         if key not in self.row_slices:
             tail = [f"{offset}:"] if offset else []
-            self.row_slices[key] = (self.w.fresh(f"{arr}_r"),
-                                    f"{arr}[{', '.join(list(head) + tail)}]")
+            self.row_slices[key] = (
+                self.w.fresh(f"{arr}_r"),
+                f"{arr}[{', '.join(list(head) + tail)}]",
+            )
         return f"{self.row_slices[key][0]}[{v}]"
 
     def _row_invariant(self, expr: str) -> bool:
@@ -448,10 +484,12 @@ class LoopKernel:
             return tuple(self.index[d] for d in self.outer), False
         keep = tuple(1 if d in self.inner else self.shape[d] for d in range(len(self.shape)))
         if self.reduces and out.shape == keep:
-            return tuple("0" if d in self.inner else self.index[d]
-                         for d in range(len(self.shape))), False
-        raise LayoutError(f"output {out.type_str()} fits neither the iteration shape "
-                          f"{self.shape} nor its rows")
+            return tuple(
+                "0" if d in self.inner else self.index[d] for d in range(len(self.shape))
+            ), False
+        raise LayoutError(
+            f"output {out.type_str()} fits neither the iteration shape {self.shape} nor its rows"
+        )
 
     def _needs_scratch(self, stages, final):
         """Expensive full-shape values read in more than one pass get a scratch row."""
@@ -478,12 +516,17 @@ class LoopKernel:
         self.acc = {r: f"acc{k}" for k, r in enumerate(self.reduces)}
         self.scratch = {n: f"row{k}" for k, n in enumerate(self._needs_scratch(stages, final))}
         self.scratch_ready: dict = {}
-        outs = [self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
-                for k in range(len(body.outputs))]
+        outs = [
+            self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
+            for k in range(len(body.outputs))
+        ]
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
         self.aligned = regions.aligned_concatenates(body.outputs, self.shape)
-        cells = None if self.reduces or self.flat else regions.cells(body.outputs, self.shape,
-                                                                    self.aligned)
+        cells = (
+            None
+            if self.reduces or self.flat
+            else regions.cells(body.outputs, self.shape, self.aligned)
+        )
         body_start = len(w.lines)
 
         if self.flat:  # rows are elements: each array is read through its [lo:hi] slice
@@ -500,10 +543,13 @@ class LoopKernel:
             w.depth += 1
             rem = "o"
             for k, d in enumerate(self.outer):
-                size = int(np.prod([self.shape[e] for e in self.outer[k + 1:]], dtype=np.int64))
+                size = int(np.prod([self.shape[e] for e in self.outer[k + 1 :]], dtype=np.int64))
                 extent = self.sz(self.shape[d])
-                w.line(f"i{d} = ({rem} // {self.sz(size)}) % {extent}" if k + 1 < len(self.outer)
-                       else f"i{d} = {rem} % {extent}")
+                w.line(
+                    f"i{d} = ({rem} // {self.sz(size)}) % {extent}"
+                    if k + 1 < len(self.outer)
+                    else f"i{d} = {rem} % {extent}"
+                )
             rows_at, rows_depth = len(w.lines), w.depth
         for s in range(final + 1):
             ready = [r for r, rs in stages.items() if rs == s]
@@ -514,10 +560,14 @@ class LoopKernel:
                     w.line(f"{self.acc[r]} = {_init(r.attrs['kind'], r.dtype)}")
                 else:
                     w.line(f"{self.acc[r]} = np.int64(0)")
-                    w.line(f"best{self.acc[r]} = {_init('max' if r.op == 'argmax' else 'min', r.operands[0].dtype)}")  # noqa: E501
+                    worst = _init("max" if r.op == "argmax" else "min", r.operands[0].dtype)
+                    w.line(f"best{self.acc[r]} = {worst}")
                     w.line(f"seen{self.acc[r]} = False")
-            writes = [(k, o) for k, o in enumerate(body.outputs)
-                      if s == final and self._output_index(o)[1]]
+            writes = [
+                (k, o)
+                for k, o in enumerate(body.outputs)
+                if s == final and self._output_index(o)[1]
+            ]
             if not ready and not writes:
                 continue
             if cells is not None:  # no reductions: the one stage writes every output
@@ -555,29 +605,52 @@ class LoopKernel:
                 v = store(o.dtype, self.value(o, idx, {}))
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
         if self.flat:
-            w.lines[slices_at:slices_at] = ["    " + f"{s} = {a}[lo:hi]"
-                                            for a, s in self.chunk_slices.items()]
+            w.lines[slices_at:slices_at] = [
+                "    " + f"{s} = {a}[lo:hi]" for a, s in self.chunk_slices.items()
+            ]
         else:
-            w.lines[rows_at:rows_at] = ["    " * rows_depth + f"{name} = {expr}"
-                                        for name, expr in self.row_slices.values()]
+            w.lines[rows_at:rows_at] = [
+                "    " * rows_depth + f"{name} = {expr}" for name, expr in self.row_slices.values()
+            ]
         loop = w.lines[body_start:]
-        scratch = ([(s, inner_size, n.dtype) for n, s in self.scratch.items()]
-                   if self.scratch_args else [])
+        scratch = (
+            [(s, inner_size, n.dtype) for n, s in self.scratch.items()] if self.scratch_args else []
+        )
         out_args = [k for k in range(len(outs)) if k not in self.aliases]
-        args = ", ".join([self.arg_names[n] for n in self.inputs] + [outs[k] for k in out_args]
-                         + [s for s, _, _ in scratch] + ["lo", "hi", "n"])
-        src = ([f"def {self.name}({args}):"]
-               + [f"    {name} = {expr}" for name, expr in self.constants.values()] + loop)
+        args = ", ".join(
+            [self.arg_names[n] for n in self.inputs]
+            + [outs[k] for k in out_args]
+            + [s for s, _, _ in scratch]
+            + ["lo", "hi", "n"]
+        )
+        src = (
+            [f"def {self.name}({args}):"]
+            + [f"    {name} = {expr}" for name, expr in self.constants.values()]
+            + loop
+        )
         work = int(np.prod(self.shape, dtype=np.int64))
-        return KernelSource(self.name, "\n".join(src) + "\n", list(self.inputs), out_args,
-                            self.rows, work, self.raises, scratch)
+        return KernelSource(
+            self.name,
+            "\n".join(src) + "\n",
+            list(self.inputs),
+            out_args,
+            self.rows,
+            work,
+            self.raises,
+            scratch,
+        )
 
     # -- blocked summation: float sums add BLOCK elements in the sum's dtype (vector lanes),
     # then add each block's total into a float64 accumulator; complex sums add in complex128
     def _blocked(self, r) -> bool:
         """Is `r` a float or complex sum over a loop (summed in blocks)?"""
-        return (r.op == "reduce" and r.attrs["kind"] == "sum" and r.dtype.kind in "fc"
-                and r.dtype != np.float16 and bool(self.inner))  # float16: rounds each add
+        return (
+            r.op == "reduce"
+            and r.attrs["kind"] == "sum"
+            and r.dtype.kind in "fc"
+            and r.dtype != np.float16
+            and bool(self.inner)
+        )  # float16: rounds each add
 
     def _block(self, r):
         return f"blk{self.acc[r]}"
@@ -624,8 +697,7 @@ class LoopKernel:
         if blocked:
             w.depth -= 1
             for r in blocked:
-                w.line(f"{self._wide(r)} += {TYPE_NAMES[_wide_dtype(r.dtype)]}"
-                       f"({self._block(r)})")
+                w.line(f"{self._wide(r)} += {TYPE_NAMES[_wide_dtype(r.dtype)]}({self._block(r)})")
         w.depth = depth
         for r in blocked:
             w.line(f"{self.acc[r]} = {TYPE_NAMES[r.dtype]}({self._wide(r)})")
@@ -639,12 +711,21 @@ class LoopKernel:
             rows.setdefault(tuple((c.lo[d], c.hi[d]) for d in self.outer), []).append(c)
         for r, (ranges, group) in enumerate(rows.items()):
             if len(rows) > 1:
-                tests = [f"{self.sz(lo)} <= {self.index[d]}"
-                         for d, (lo, _) in zip(self.outer, ranges) if lo > 0]
-                tests += [f"{self.index[d]} < {self.sz(hi)}"
-                          for d, (_, hi) in zip(self.outer, ranges) if hi < self.shape[d]]
-                w.line("else:" if r == len(rows) - 1 else
-                       f"{'elif' if r else 'if'} {' and '.join(tests)}:")
+                tests = [
+                    f"{self.sz(lo)} <= {self.index[d]}"
+                    for d, (lo, _) in zip(self.outer, ranges)
+                    if lo > 0
+                ]
+                tests += [
+                    f"{self.index[d]} < {self.sz(hi)}"
+                    for d, (_, hi) in zip(self.outer, ranges)
+                    if hi < self.shape[d]
+                ]
+                w.line(
+                    "else:"
+                    if r == len(rows) - 1
+                    else f"{'elif' if r else 'if'} {' and '.join(tests)}:"
+                )
                 w.depth += 1
             for c in group:
                 self._write_cell(c, outs)
@@ -677,8 +758,9 @@ class LoopKernel:
             w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {store(box.leaf.dtype, value)}")
         w.depth -= 1
         self.cell = None
-        w.lines[start:start] = ["    " * w.depth + f"{name} = {expr}"
-                                for name, expr in self.row_slices.values()]
+        w.lines[start:start] = [
+            "    " * w.depth + f"{name} = {expr}" for name, expr in self.row_slices.values()
+        ]
         self.row_slices = saved
 
     def _arg_update(self, r, v):
@@ -686,8 +768,10 @@ class LoopKernel:
         acc = self.acc[r]
         axis_var = self.index[r.attrs["axis"]]
         cmp = ">" if r.op == "argmax" else "<"
-        w.line(f"if not seen{acc} or ({v} {cmp} best{acc} and best{acc} == best{acc}) or "
-               f"({v} != {v} and best{acc} == best{acc}):")
+        w.line(
+            f"if not seen{acc} or ({v} {cmp} best{acc} and best{acc} == best{acc}) or "
+            f"({v} != {v} and best{acc} == best{acc}):"
+        )
         w.line(f"    best{acc} = {v}")
         w.line(f"    {acc} = np.int64({axis_var})")
         w.line(f"    seen{acc} = True")

@@ -14,15 +14,22 @@ import numpy as np
 from jitc.core.errors import UnsupportedError
 
 TYPE_NAMES = {
-    np.dtype(np.bool_): "np.bool_", np.dtype(np.int8): "np.int8", np.dtype(np.int16): "np.int16",
-    np.dtype(np.int32): "np.int32", np.dtype(np.int64): "np.int64",
-    np.dtype(np.uint8): "np.uint8", np.dtype(np.uint16): "np.uint16",
-    np.dtype(np.uint32): "np.uint32", np.dtype(np.uint64): "np.uint64",
-    np.dtype(np.float32): "np.float32", np.dtype(np.float64): "np.float64",
+    np.dtype(np.bool_): "np.bool_",
+    np.dtype(np.int8): "np.int8",
+    np.dtype(np.int16): "np.int16",
+    np.dtype(np.int32): "np.int32",
+    np.dtype(np.int64): "np.int64",
+    np.dtype(np.uint8): "np.uint8",
+    np.dtype(np.uint16): "np.uint16",
+    np.dtype(np.uint32): "np.uint32",
+    np.dtype(np.uint64): "np.uint64",
+    np.dtype(np.float32): "np.float32",
+    np.dtype(np.float64): "np.float64",
     # a float16 value is a float32 that float16 holds (backends/cpu/half.py): its "cast"
     # rounds to the nearest float16
     np.dtype(np.float16): "round16",
-    np.dtype(np.complex64): "np.complex64", np.dtype(np.complex128): "np.complex128",
+    np.dtype(np.complex64): "np.complex64",
+    np.dtype(np.complex128): "np.complex128",
 }
 HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 # Element types of arrays in memory as numba sees them: float16 as its bits.
@@ -52,12 +59,17 @@ def literal(value, dtype) -> str:
     if dtype.kind == "c":
         part = np.finfo(dtype).dtype
         value = complex(value)
-        return (f"{TYPE_NAMES[dtype]}(complex({literal(value.real, part)}, "
-                f"{literal(value.imag, part)}))")
+        return (
+            f"{TYPE_NAMES[dtype]}(complex({literal(value.real, part)}, "
+            f"{literal(value.imag, part)}))"
+        )
     if dtype.kind == "f":
         v = float(value)
-        text = "np.nan" if math.isnan(v) else ("np.inf" if v == math.inf else
-                                               "-np.inf" if v == -math.inf else repr(v))
+        text = (
+            "np.nan"
+            if math.isnan(v)
+            else ("np.inf" if v == math.inf else "-np.inf" if v == -math.inf else repr(v))
+        )
         return f"{TYPE_NAMES[dtype]}({text})"
     return f"{TYPE_NAMES[dtype]}({int(value)})"
 
@@ -81,12 +93,42 @@ def vmath_globals() -> dict:
 
 
 # Float ops numba implements with NumPy's scalar semantics (NaN for domain errors, ...).
-_NP_FLOAT = frozenset({
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
-    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-    "arctanh", "floor", "ceil", "rint", "trunc", "arctan2", "hypot", "copysign", "logaddexp",
-    "logaddexp2", "fmod", "power",
-})
+_NP_FLOAT = frozenset(
+    {
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "cbrt",
+        "sin",
+        "cos",
+        "tan",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsinh",
+        "arccosh",
+        "arctanh",
+        "floor",
+        "ceil",
+        "rint",
+        "trunc",
+        "arctan2",
+        "hypot",
+        "copysign",
+        "logaddexp",
+        "logaddexp2",
+        "fmod",
+        "power",
+    }
+)
 
 
 def float_to_int(a, src, dst) -> str:
@@ -103,16 +145,23 @@ def float_to_int(a, src, dst) -> str:
         return f"{t}(np.int32({a}))"
     if dst == np.dtype(np.uint32):
         return f"{t}(np.int64({a}))"
-    big = literal(2.0 ** 63, src)
-    return (f"(np.uint64(np.int64({a} - {big})) ^ np.uint64(9223372036854775808) "
-            f"if {a} >= {big} else np.uint64(np.int64({a})))")
+    big = literal(2.0**63, src)
+    return (
+        f"(np.uint64(np.int64({a} - {big})) ^ np.uint64(9223372036854775808) "
+        f"if {a} >= {big} else np.uint64(np.int64({a})))"
+    )
 
 
 # Float arithmetic numba types as its operands' dtype already: no cast around it (the casts
 # were half of numba's typing work on a long elementwise chain).
 _FLOAT_SAME_TYPE = {
-    "add": "{a} + {b}", "subtract": "{a} - {b}", "multiply": "{a} * {b}", "divide": "{a} / {b}",
-    "negative": "-{a}", "square": "{a} * {a}", "absolute": "abs({a})",
+    "add": "{a} + {b}",
+    "subtract": "{a} - {b}",
+    "multiply": "{a} * {b}",
+    "divide": "{a} / {b}",
+    "negative": "-{a}",
+    "square": "{a} * {a}",
+    "absolute": "abs({a})",
 }
 
 
@@ -153,18 +202,30 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
         fn = _vmath(op, dtype) or f"np.{op}"
         return f"{t}({fn}({', '.join(args)}))"
     simple = {
-        "add": f"{a} + {b}", "subtract": f"{a} - {b}", "multiply": f"{a} * {b}",
-        "equal": f"{a} == {b}", "not_equal": f"{a} != {b}", "less": f"{a} < {b}",
-        "less_equal": f"{a} <= {b}", "greater": f"{a} > {b}", "greater_equal": f"{a} >= {b}",
-        "bitwise_and": f"{a} & {b}", "bitwise_or": f"{a} | {b}", "bitwise_xor": f"{a} ^ {b}",
-        "logical_and": f"({a} != 0) & ({b} != 0)", "logical_or": f"({a} != 0) | ({b} != 0)",
-        "logical_xor": f"({a} != 0) != ({b} != 0)", "logical_not": f"not ({a} != 0)",
-        "square": f"{a} * {a}", "negative": f"-{a}",
+        "add": f"{a} + {b}",
+        "subtract": f"{a} - {b}",
+        "multiply": f"{a} * {b}",
+        "equal": f"{a} == {b}",
+        "not_equal": f"{a} != {b}",
+        "less": f"{a} < {b}",
+        "less_equal": f"{a} <= {b}",
+        "greater": f"{a} > {b}",
+        "greater_equal": f"{a} >= {b}",
+        "bitwise_and": f"{a} & {b}",
+        "bitwise_or": f"{a} | {b}",
+        "bitwise_xor": f"{a} ^ {b}",
+        "logical_and": f"({a} != 0) & ({b} != 0)",
+        "logical_or": f"({a} != 0) | ({b} != 0)",
+        "logical_xor": f"({a} != 0) != ({b} != 0)",
+        "logical_not": f"not ({a} != 0)",
+        "square": f"{a} * {a}",
+        "negative": f"-{a}",
         "maximum": f"{a} if ({a} >= {b} or {a} != {a}) else {b}",
         "minimum": f"{a} if ({a} <= {b} or {a} != {a}) else {b}",
         "fmax": f"{a} if ({a} >= {b} or {b} != {b}) else {b}",
         "fmin": f"{a} if ({a} <= {b} or {b} != {b}) else {b}",
-        "isnan": f"{a} != {a}", "sign": f"sign({a})",
+        "isnan": f"{a} != {a}",
+        "sign": f"sign({a})",
     }
     if is_bool and op in ("add", "maximum", "fmax"):
         return f"({a} or {b})"
@@ -221,18 +282,29 @@ def lower_elementwise(op, dtype, result, args, attrs) -> str:
 # Complex ops in the operands' own precision, as NumPy's loops (a complex64 product
 # overflows where float32 does); `one` is 1 in the parts' dtype.
 _COMPLEX_HELPERS = {
-    "multiply": "c_mul({a}, {b})", "divide": "c_div({a}, {b}, {one})",
-    "square": "c_mul({a}, {a})", "equal": "c_eq({a}, {b})", "not_equal": "not c_eq({a}, {b})",
-    "add": "{a} + {b}", "subtract": "{a} - {b}", "negative": "-{a}",
-    "conjugate": "complex({a}.real, -{a}.imag)", "real": "{a}.real", "imag": "{a}.imag",
+    "multiply": "c_mul({a}, {b})",
+    "divide": "c_div({a}, {b}, {one})",
+    "square": "c_mul({a}, {a})",
+    "equal": "c_eq({a}, {b})",
+    "not_equal": "not c_eq({a}, {b})",
+    "add": "{a} + {b}",
+    "subtract": "{a} - {b}",
+    "negative": "-{a}",
+    "conjugate": "complex({a}.real, -{a}.imag)",
+    "real": "{a}.real",
+    "imag": "{a}.imag",
     "isnan": "({a}.real != {a}.real or {a}.imag != {a}.imag)",
     "isinf": "(abs({a}.real) == np.inf or abs({a}.imag) == np.inf)",
     "isfinite": "(abs({a}.real) < np.inf and abs({a}.imag) < np.inf)",
 }
 # Complex math on complex128 values (complexmath.py): a complex64 operand is widened on
 # the way in (its parts square exactly in float64) and each result rounded once.
-_COMPLEX_BY_WIDTH = {"absolute": ("c_abs", "c_abs64"), "log": ("c_log", "c_log64"),
-                     "sqrt": ("c_sqrt", "c_sqrt64"), "exp": ("c_exp", "c_exp")}
+_COMPLEX_BY_WIDTH = {
+    "absolute": ("c_abs", "c_abs64"),
+    "log": ("c_log", "c_log64"),
+    "sqrt": ("c_sqrt", "c_sqrt64"),
+    "exp": ("c_exp", "c_exp"),
+}
 
 
 def lower_complex(op, dtype, result, args) -> str:
@@ -242,8 +314,9 @@ def lower_complex(op, dtype, result, args) -> str:
         if dtype.kind == "c" and result.kind == "b":
             return f"({args[0]}.real != 0 or {args[0]}.imag != 0)"
         if dtype.kind == "c" and result.kind != "c":
-            raise UnsupportedError(f"cpu backend: convert {dtype} -> {result} (jitc takes "
-                                   "the real part first)")
+            raise UnsupportedError(
+                f"cpu backend: convert {dtype} -> {result} (jitc takes the real part first)"
+            )
         if dtype == HALF:
             return f"{t}(complex({args[0]}, 0.0))"
         return f"{t}({args[0]})"
@@ -253,6 +326,5 @@ def lower_complex(op, dtype, result, args) -> str:
     if op not in _COMPLEX_HELPERS:
         raise UnsupportedError(f"cpu backend: no lowering for {op} on {dtype}")
     one = literal(1, np.finfo(dtype).dtype)
-    expr = _COMPLEX_HELPERS[op].format(a=args[0], b=args[1] if len(args) > 1 else None,
-                                       one=one)
+    expr = _COMPLEX_HELPERS[op].format(a=args[0], b=args[1] if len(args) > 1 else None, one=one)
     return f"{t}({expr})"

@@ -34,14 +34,21 @@ def advise_huge_pages(typingctx, address, nbytes):
             return context.get_dummy_value()
         i64, i32, i8p = ir.IntType(64), ir.IntType(32), ir.IntType(8).as_pointer()
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(i32, [i8p, i64, i32]), "madvise")
+            builder.module, ir.FunctionType(i32, [i8p, i64, i32]), "madvise"
+        )
         address, nbytes = args
         with builder.if_then(builder.icmp_signed(">=", nbytes, ir.Constant(i64, MIN_BYTES))):
             mask = ir.Constant(i64, ~(HUGE_PAGE - 1))
             start = builder.and_(builder.add(address, ir.Constant(i64, HUGE_PAGE - 1)), mask)
             end = builder.and_(builder.add(address, nbytes), mask)
-            builder.call(fn, [builder.inttoptr(start, i8p), builder.sub(end, start),
-                              ir.Constant(i32, _MADV_HUGEPAGE)])
+            builder.call(
+                fn,
+                [
+                    builder.inttoptr(start, i8p),
+                    builder.sub(end, start),
+                    ir.Constant(i32, _MADV_HUGEPAGE),
+                ],
+            )
         return context.get_dummy_value()
 
     return sig, codegen

@@ -54,6 +54,7 @@ class Buf:
     """Where an array lives: `offset` bytes into entry parameter / result / constant
     `index`, or `index` bytes into the temp arena. A view may have a shape other than its
     buffer's (a reshape) and an offset (a contiguous slice of a parameter or constant)."""
+
     source: str
     index: int
     shape: tuple
@@ -78,6 +79,7 @@ class Buf:
 class Body:
     """One generated function `def BODY(arrays..., lo, hi, n)`; arrays: (pointer index into
     Kernel.pointers, shape, shape slots) per array argument (AOT scratch rows included)."""
+
     source: str
     arrays: list
 
@@ -85,6 +87,7 @@ class Body:
 @dataclass
 class Kernel:
     """Bodies run in order over rows [lo, hi) of `rows`; `work` weighs threading."""
+
     bodies: list
     pointers: list  # Buf per distinct array, in pack order
     sizes: list  # values of the size vector n
@@ -120,7 +123,6 @@ def _error(body: Graph) -> tuple | None:
     return None
 
 
-
 class _KernelBuilder:
     """Collects the bodies of one kernel, its distinct buffers and its size slots."""
 
@@ -142,31 +144,44 @@ class _KernelBuilder:
     def add(self, source: str, reads: list[Buf], writes: list[Buf]):
         """A body whose array arguments are `reads` then `writes` (the arrays it stores
         into: what the concurrent schedule orders kernels by)."""
-        arrays = [(self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape))
-                  for b in reads + writes]
+        arrays = [
+            (self.pointer(b), b.shape, tuple(self.sz(d) for d in b.shape)) for b in reads + writes
+        ]
         self.written(writes)
         self.bodies.append(Body(_hoist_sizes(source), arrays))
 
     def written(self, bufs: list[Buf]):
         """Note that the bodies write these arrays, passed to them under any name."""
-        self.writes.update(k for k, p in enumerate(self.pointers)
-                           for b in bufs if p.start == b.start)
+        self.writes.update(
+            k for k, p in enumerate(self.pointers) for b in bufs if p.start == b.start
+        )
 
     def kernel(self, rows: int, work: int, blas: bool = False) -> Kernel:
-        return Kernel(self.bodies, self.pointers, self.sz.values, rows, work, self.error,
-                      tuple(self.sites), frozenset(self.writes), blas=blas)
+        return Kernel(
+            self.bodies,
+            self.pointers,
+            self.sz.values,
+            rows,
+            work,
+            self.error,
+            tuple(self.sites),
+            frozenset(self.writes),
+            blas=blas,
+        )
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
     """(pre, size, post): `shape` viewed as three axes around `axis`, which scans and sorts
     run along."""
-    return (int(np.prod(shape[:axis], dtype=np.int64)), shape[axis],
-            int(np.prod(shape[axis + 1:], dtype=np.int64)))
+    return (
+        int(np.prod(shape[:axis], dtype=np.int64)),
+        shape[axis],
+        int(np.prod(shape[axis + 1 :], dtype=np.int64)),
+    )
 
 
 class Planner:
-    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None,
-                 buffers=None):
+    def __init__(self, graph: Graph, target: str = "jit", inout: dict | None = None, buffers=None):
         """inout: output index -> (parameter index, direct): the output is the new contents
         of that parameter (an AOT in-out argument), computed straight into it when direct,
         else into the arena and copied into it after every kernel has read it."""
@@ -258,8 +273,7 @@ class Planner:
 
     def _local(self, offset: int, shape, dtype) -> tuple[Buf, int]:
         """A kernel-local temporary past the planned arena; returns it and the next offset."""
-        buf = Buf("temp", self.locals_at + self.local_base + offset, tuple(shape),
-                  np.dtype(dtype))
+        buf = Buf("temp", self.locals_at + self.local_base + offset, tuple(shape), np.dtype(dtype))
         end = offset + _align(buf.nbytes)
         self.locals_end = max(self.locals_end, self.local_base + end)
         self.extra = max(self.extra, self.locals_at - self.buffers.size + self.local_base + end)
@@ -274,8 +288,7 @@ class Planner:
         for _, elements, dtype in ks.scratch:
             buf, local = self._local(local, (elements,), dtype)
             scratch.append(buf)
-        kb.add(ks.source, [inputs(m) for m in ks.inputs], [outs[k] for k in ks.out_args]
-               + scratch)
+        kb.add(ks.source, [inputs(m) for m in ks.inputs], [outs[k] for k in ks.out_args] + scratch)
         kb.written(outs)  # an output computed in place is written through its input's array
         kb.error = kb.error or _error(body)
         kb.sites += failures.sites(body)
@@ -291,8 +304,7 @@ class Planner:
         body = Graph("transpose")
         p = body.add_parameter(x.shape, x.dtype)
         shape = tuple(x.shape[d] for d in perm)
-        body.outputs = [body.add("transpose", [p], {"permutation": tuple(perm)}, shape,
-                                 x.dtype)]
+        body.outputs = [body.add("transpose", [p], {"permutation": tuple(perm)}, shape, x.dtype)]
         moved, local = self._local(local, shape, x.dtype)
         self._loop_kernel(body, lambda m: buf, [moved], local)
         return moved, local
@@ -311,14 +323,15 @@ class Planner:
                 node = _dot_on_transposed(node, side, perms[side])
         ds = dots.dot_shape(node, *orders, blas=not self.aot)
         kb = _KernelBuilder()
-        kb.add(dots.dot_source("BODY", node, ds, kb.sz),
-               [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
-               [out.viewed(ds.view("out"))])
+        kb.add(
+            dots.dot_source("BODY", node, ds, kb.sz),
+            [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
+            [out.viewed(ds.view("out"))],
+        )
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
-                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work,
-                                              blas=ds.mode == "blas"))
+                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work, blas=ds.mode == "blas"))
                 return
         self.kernels.append(kb.kernel(ds.rows, ds.work, blas=ds.mode == "blas"))
         if epilogue is not None:
@@ -353,11 +366,13 @@ class Planner:
         (dot,) = dot_nodes
         # the dot writes into the result when the epilogue reads it at its own index
         users = body.users()
-        in_place = (len(outs) == 1 and body.outputs[0].shape == dot.shape
-                    and body.outputs[0].dtype == dot.dtype
-                    and all(u.op in ops.ELEMENTWISE or u.op in ops.REDUCTIONS
-                            for u in users[dot])
-                    and not self._written_over(outs[0], [inputs(m) for m in body.params]))
+        in_place = (
+            len(outs) == 1
+            and body.outputs[0].shape == dot.shape
+            and body.outputs[0].dtype == dot.dtype
+            and all(u.op in ops.ELEMENTWISE or u.op in ops.REDUCTIONS for u in users[dot])
+            and not self._written_over(outs[0], [inputs(m) for m in body.params])
+        )
         local = 0
         if in_place:
             target = outs[0].viewed(dot.shape)
@@ -377,8 +392,7 @@ class Planner:
             lk = LoopKernel(epilogue_graph, "BODY", Sizes())
             if rows is not None and lk.rows != rows:
                 return None, local
-            return self._loop(kb, epilogue_graph, lambda m: sources[m.attrs["index"]], outs,
-                              local)
+            return self._loop(kb, epilogue_graph, lambda m: sources[m.attrs["index"]], outs, local)
 
         self._dot(dot, *operands, target, epilogue, local)
 
@@ -386,12 +400,15 @@ class Planner:
         base, idx, upd = n.operands
         axis = n.attrs["axis"]
         pre = int(np.prod(base.shape[:axis], dtype=np.int64))
-        post = int(np.prod(base.shape[axis + 1:], dtype=np.int64))
+        post = int(np.prod(base.shape[axis + 1 :], dtype=np.int64))
         size, m = base.shape[axis], idx.size
         src, dst = self.loc[base].viewed((pre, size, post)), out.viewed((pre, size, post))
         kb = _KernelBuilder()
-        kb.add(scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
-               [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post))], [dst])
+        kb.add(
+            scatter_source(n.attrs["mode"], n.dtype, src.start != dst.start),
+            [src, self.loc[idx].viewed((m,)), self.loc[upd].viewed((pre, m, post))],
+            [dst],
+        )
         kb.error = SCATTER_ERROR
         kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
@@ -402,8 +419,11 @@ class Planner:
         if pre * size * post == 0:
             return  # nothing to write
         kb = _KernelBuilder()
-        kb.add(scan_source(n.attrs["kind"], n.dtype),
-               [self.loc[x].viewed((pre, size, post))], [out.viewed((pre, size, post))])
+        kb.add(
+            scan_source(n.attrs["kind"], n.dtype),
+            [self.loc[x].viewed((pre, size, post))],
+            [out.viewed((pre, size, post))],
+        )
         self.kernels.append(kb.kernel(pre, pre * size * post))
 
     def _sort(self, n: Node, out: Buf):
@@ -419,8 +439,9 @@ class Planner:
                 row, local = self._local(local, (size,), dtype)
                 bufs.append(row)
         kb = _KernelBuilder()
-        kb.add(sort_source(x.dtype, indices, self.aot), [self.loc[x].viewed((pre, size, post))],
-               bufs)
+        kb.add(
+            sort_source(x.dtype, indices, self.aot), [self.loc[x].viewed((pre, size, post))], bufs
+        )
         self.kernels.append(kb.kernel(pre * post, pre * size * post))
 
     def _linalg(self, n: Node, out: Buf):
@@ -428,9 +449,11 @@ class Planner:
         as a dot's are); AOT has no LAPACK to call."""
         kind = n.attrs["kind"]
         if self.aot:
-            raise UnsupportedError(f"{ops.LINALG_KINDS[kind]} is not supported in AOT (it "
-                                   f"calls LAPACK, which AOT objects do not link)"
-                                   f"{where(n.loc)}")
+            raise UnsupportedError(
+                f"{ops.LINALG_KINDS[kind]} is not supported in AOT (it "
+                f"calls LAPACK, which AOT objects do not link)"
+                f"{where(n.loc)}"
+            )
         m = n.operands[0].shape[-1]
         batch = int(np.prod(n.operands[0].shape[:-2], dtype=np.int64))
         if out.nbytes == 0:
@@ -492,12 +515,18 @@ class Planner:
                 self._copy(where, target)
         for k, (p, direct) in self.inout.items():
             if not direct:  # staged: every kernel has read the parameter by now
-                self._copy(self.targets[k], Buf("param", p, self.targets[k].shape,
-                                                 self.targets[k].dtype))
-        return Program(name, [(p.shape, p.dtype) for p in g.params],
-                       [(g.outputs[k].shape, g.outputs[k].dtype) for k in self.visible],
-                       self.constants, self.buffers.size + self.extra, self.kernels,
-                       tuple(sorted(p for p, _ in self.inout.values())))
+                self._copy(
+                    self.targets[k], Buf("param", p, self.targets[k].shape, self.targets[k].dtype)
+                )
+        return Program(
+            name,
+            [(p.shape, p.dtype) for p in g.params],
+            [(g.outputs[k].shape, g.outputs[k].dtype) for k in self.visible],
+            self.constants,
+            self.buffers.size + self.extra,
+            self.kernels,
+            tuple(sorted(p for p, _ in self.inout.values())),
+        )
 
 
 COPY_BODY = """def BODY(a, out, lo, hi, n):
@@ -530,8 +559,9 @@ def _epilogue(body: Graph, dot: Node) -> tuple[Graph, list[Node]]:
             mapping[m] = epilogue.add_parameter(m.shape, m.dtype)
             sources.append(m)
         else:
-            mapping[m] = epilogue.add(m.op, [mapping[o] for o in m.operands], m.attrs,
-                                      m.shape, m.dtype, m.loc)
+            mapping[m] = epilogue.add(
+                m.op, [mapping[o] for o in m.operands], m.attrs, m.shape, m.dtype, m.loc
+            )
     epilogue.outputs = [mapping[o] for o in body.outputs]
     return epilogue, sources
 
@@ -542,8 +572,9 @@ def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
 
     operands = list(node.operands)
     x = operands[side]
-    moved = _Node(-1, "transpose", [x], {"permutation": tuple(perm)},
-                  tuple(x.shape[d] for d in perm), x.dtype)
+    moved = _Node(
+        -1, "transpose", [x], {"permutation": tuple(perm)}, tuple(x.shape[d] for d in perm), x.dtype
+    )
     operands[side] = moved
     attrs = dict(node.attrs)
     where = {old: new for new, old in enumerate(perm)}
@@ -553,8 +584,9 @@ def _dot_on_transposed(node: Node, side: int, perm: list) -> Node:
     return _Node(node.id, node.op, operands, attrs, node.shape, node.dtype, node.loc)
 
 
-def plan_program(graph: Graph, name: str, target: str = "jit",
-                 inout: dict | None = None, buffers=None) -> Program:
+def plan_program(
+    graph: Graph, name: str, target: str = "jit", inout: dict | None = None, buffers=None
+) -> Program:
     """The kernels and buffer places of an optimized (fused) graph (see Planner for
     `inout`); `buffers`: plan_buffers(graph), where the caller has it already."""
     return Planner(graph, target, inout, buffers).build(name)

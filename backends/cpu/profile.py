@@ -49,8 +49,13 @@ def launch(kernel, pack, rows, work):
 
 @functools.cache
 def profiling_launcher_address() -> int:
-    source = _SOURCE.format(records=_records.ctypes.data, size=_records.size,
-                            launcher=launcher_address(), capacity=CAPACITY, fields=FIELDS)
+    source = _SOURCE.format(
+        records=_records.ctypes.data,
+        size=_records.size,
+        launcher=launcher_address(),
+        capacity=CAPACITY,
+        fields=FIELDS,
+    )
     namespace: dict = {}
     exec(compile(source, "<jitc profiling launcher>", "exec"), namespace)  # noqa: S102
     return namespace["launch"].address
@@ -65,4 +70,4 @@ def records() -> np.ndarray:
     """This profiled call's records, one row (kernel, pack, start ns, end ns) per launch,
     in launch order."""
     n = int(_records[0])
-    return _records[1:1 + FIELDS * n].reshape(n, FIELDS).copy()
+    return _records[1 : 1 + FIELDS * n].reshape(n, FIELDS).copy()

@@ -23,6 +23,7 @@ MAX_CELLS = 64  # beyond this many cells, the per-element branch is kept (code s
 @dataclass(frozen=True)
 class Box:
     """The part of an output computed by `leaf`, starting at `start` (one per dim)."""
+
     start: tuple
     leaf: Node
 
@@ -33,6 +34,7 @@ class Box:
 @dataclass(frozen=True)
 class Cell:
     """A box of the iteration space, [lo, hi) per dim, and the Box each output reads there."""
+
     lo: tuple
     hi: tuple
     boxes: tuple
@@ -95,8 +97,9 @@ def cells(outputs: list[Node], shape: tuple, reads=()) -> list[Cell] | None:
     for ranges in itertools.product(*cuts):
         lo = tuple(a for a, _ in ranges)
         hi = tuple(b for _, b in ranges)
-        result.append(Cell(lo, hi, tuple(next(b for b in boxes if b.covers(lo))
-                                         for boxes in per_output)))
+        result.append(
+            Cell(lo, hi, tuple(next(b for b in boxes if b.covers(lo)) for boxes in per_output))
+        )
     return result
 
 

@@ -4,7 +4,6 @@ Each follows NumPy's C loops: integer division by zero gives 0, INT_MIN // -1 wr
 (LLVM's sdiv would trap), shifts past the bit width saturate, maximum/minimum propagate NaN.
 """
 
-
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -159,8 +158,10 @@ def _ieee(name):
         def codegen(context, builder, signature, args):
             t = args[0].type
             fn = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(t, [t, t]),
-                f"llvm.{name}.{'f32' if t == ir.FloatType() else 'f64'}")
+                builder.module,
+                ir.FunctionType(t, [t, t]),
+                f"llvm.{name}.{'f32' if t == ir.FloatType() else 'f64'}",
+            )
             return builder.call(fn, list(args))
 
         return a(a, b), codegen
@@ -222,7 +223,8 @@ def nonneg(typingctx, a):
 
     def codegen(context, builder, signature, args):
         assume = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "llvm.assume")
+            builder.module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "llvm.assume"
+        )
         builder.call(assume, [builder.icmp_signed(">=", args[0], ir.Constant(args[0].type, 0))])
         return args[0]
 
@@ -233,6 +235,7 @@ def nonneg(typingctx, a):
 # y), the smallest subnormal toward y from a zero x, else the bit pattern one step from x:
 # for IEEE sign-magnitude bits, +1 moves away from zero and -1 toward it (inf and the
 # largest finite number are neighbours). Plain register_jitable: branches assign (see half).
+
 
 @register_jitable
 def nextafter_f64(x, y):

@@ -19,15 +19,27 @@ UFUNC_OF_KIND = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "min
 def scan_source(kind: str, dtype) -> str:
     """`def BODY(a, out, lo, hi, n)` over rows [lo, hi) of `pre`."""
     dtype = np.dtype(dtype)
-    step = store(dtype, lower_elementwise(
-        UFUNC_OF_KIND[kind], dtype, dtype,
-        [load(dtype, "out[p, k - 1, q]"), load(dtype, "a[p, k, q]")], {}))
-    return "\n".join([
-        "def BODY(a, out, lo, hi, n):",
-        "    for p in range(lo, hi):",
-        "        for q in range(a.shape[2]):",
-        "            out[p, 0, q] = a[p, 0, q]",
-        "        for k in range(1, a.shape[1]):",
-        "            for q in range(a.shape[2]):",
-        f"                out[p, k, q] = {step}",
-    ]) + "\n"
+    step = store(
+        dtype,
+        lower_elementwise(
+            UFUNC_OF_KIND[kind],
+            dtype,
+            dtype,
+            [load(dtype, "out[p, k - 1, q]"), load(dtype, "a[p, k, q]")],
+            {},
+        ),
+    )
+    return (
+        "\n".join(
+            [
+                "def BODY(a, out, lo, hi, n):",
+                "    for p in range(lo, hi):",
+                "        for q in range(a.shape[2]):",
+                "            out[p, 0, q] = a[p, 0, q]",
+                "        for k in range(1, a.shape[1]):",
+                "            for q in range(a.shape[2]):",
+                f"                out[p, k, q] = {step}",
+            ]
+        )
+        + "\n"
+    )

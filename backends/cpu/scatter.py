@@ -21,22 +21,35 @@ def scatter_source(mode: str, dtype, copy: bool) -> str:
     if mode == "set":
         update = "upd[p, m, q]"
     else:
-        update = store(dtype, lower_elementwise(
-            mode, np.dtype(dtype), np.dtype(dtype),
-            [load(dtype, "out[p, k, q]"), load(dtype, "upd[p, m, q]")], {}))
-    lines = ["def BODY(base, idx, upd, out, lo, hi, n):",
-             "    size = base.shape[1]",
-             "    for p in range(lo, hi):"]
+        update = store(
+            dtype,
+            lower_elementwise(
+                mode,
+                np.dtype(dtype),
+                np.dtype(dtype),
+                [load(dtype, "out[p, k, q]"), load(dtype, "upd[p, m, q]")],
+                {},
+            ),
+        )
+    lines = [
+        "def BODY(base, idx, upd, out, lo, hi, n):",
+        "    size = base.shape[1]",
+        "    for p in range(lo, hi):",
+    ]
     if copy:
-        lines += ["        for k in range(size):",
-                  "            for q in range(base.shape[2]):",
-                  "                out[p, k, q] = base[p, k, q]"]
-    lines += ["        for m in range(idx.shape[0]):",
-              "            k = np.int64(idx[m])",
-              "            if k < 0:",
-              "                k += size",
-              "            if k < 0 or k >= size:",
-              "                raise IndexError('scatter index out of bounds')",
-              "            for q in range(base.shape[2]):",
-              f"                out[p, k, q] = {update}"]
+        lines += [
+            "        for k in range(size):",
+            "            for q in range(base.shape[2]):",
+            "                out[p, k, q] = base[p, k, q]",
+        ]
+    lines += [
+        "        for m in range(idx.shape[0]):",
+        "            k = np.int64(idx[m])",
+        "            if k < 0:",
+        "                k += size",
+        "            if k < 0 or k >= size:",
+        "                raise IndexError('scatter index out of bounds')",
+        "            for q in range(base.shape[2]):",
+        f"                out[p, k, q] = {update}",
+    ]
     return "\n".join(lines) + "\n"

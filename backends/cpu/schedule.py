@@ -130,8 +130,14 @@ def levels(kernels: list, aliases: dict, temps_data_only: bool = False) -> list:
     out = []
     for kernel in kernels:
         accesses = list(_accesses(kernel, aliases))
-        level = max((seen[a[0]].after(*a[1:], temps_data_only and a[0] == ("temp",))
-                     for a in accesses if a[0] in seen), default=0)
+        level = max(
+            (
+                seen[a[0]].after(*a[1:], temps_data_only and a[0] == ("temp",))
+                for a in accesses
+                if a[0] in seen
+            ),
+            default=0,
+        )
         for space, start, end, writes in accesses:
             seen.setdefault(space, _Ranges()).note(start, end, writes, level)
         out.append(level)
@@ -146,8 +152,11 @@ def launches(kernels: list, aliases: dict, temps_data_only: bool = False) -> lis
         by_level.setdefault(level, []).append(i)
     out = []
     for level in sorted(by_level):
-        small = [i for i in by_level[level]
-                 if kernels[i].error is None and not splits(kernels[i].rows, kernels[i].work)]
+        small = [
+            i
+            for i in by_level[level]
+            if kernels[i].error is None and not splits(kernels[i].rows, kernels[i].work)
+        ]
         if len(small) > 1:
             out.append(small)
         out += [[i] for i in by_level[level] if len(small) < 2 or i not in small]
@@ -166,13 +175,19 @@ def chained(order: list, kernels: list, aliases: dict) -> list:
         for i in (a, b):
             if i not in touched:
                 touched[i] = list(_accesses(kernels[i], aliases))
-        return any(sa == sb and s0 < e1 and s1 < e0 and (wa or wb)
-                   for sa, s0, e0, wa in touched[a] for sb, s1, e1, wb in touched[b])
+        return any(
+            sa == sb and s0 < e1 and s1 < e0 and (wa or wb)
+            for sa, s0, e0, wa in touched[a]
+            for sb, s1, e1, wb in touched[b]
+        )
 
     out: list = []
     for members in order:
-        joined = _join(out[-1], members, conflict) \
-            if out and len(out[-1]) > 1 and len(members) > 1 else None
+        joined = (
+            _join(out[-1], members, conflict)
+            if out and len(out[-1]) > 1 and len(members) > 1
+            else None
+        )
         if joined is None:
             out.append([(i,) for i in members])
         else:
@@ -199,8 +214,7 @@ def _join(chains: list, members: list, conflict) -> list | None:
 def _concurrent(launches: list, kernels: list) -> bool:
     """Does a group of these launches (of chains) run its chains concurrently
     (launcher.group_work)?"""
-    return any(len(chains) > 1 and group_work(chain_works(chains, kernels))
-               for chains in launches)
+    return any(len(chains) > 1 and group_work(chain_works(chains, kernels)) for chains in launches)
 
 
 def chain_works(chains: list, kernels: list) -> list:
@@ -215,8 +229,10 @@ def schedule(graph: Graph, name: str) -> tuple:
     a group's members in turn gains nothing, and the interleaved order may hold more values
     live at once (the LSTM step of benchmarks W4 ran 13% slower so)."""
     traced = plan_program(graph, name)
-    if not _concurrent(chained(launches(traced.kernels, graph.aliases, True), traced.kernels,
-                               graph.aliases), traced.kernels):
+    if not _concurrent(
+        chained(launches(traced.kernels, graph.aliases, True), traced.kernels, graph.aliases),
+        traced.kernels,
+    ):
         return graph, traced, None
     reordered, buffers = interleaved(graph)
     program = traced if reordered is graph else plan_program(reordered, name, buffers=buffers)

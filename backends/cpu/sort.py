@@ -53,7 +53,7 @@ def scratch_rows(dtype, indices: bool) -> list:
 def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
     """`def BODY(a, out, [k0, k1, (i0, i1,)] lo, hi, n)` over rows [lo, hi) of pre * post."""
     dtype = np.dtype(dtype)
-    names = ["k0", "k1", "i0", "i1"][:len(scratch_rows(dtype, indices))]
+    names = ["k0", "k1", "i0", "i1"][: len(scratch_rows(dtype, indices))]
     floats = dtype.kind == "f"
     lines = []
 
@@ -73,12 +73,21 @@ def sort_source(dtype, indices: bool, scratch_args: bool) -> str:
             put(depth + 1, f"if {test}:")
         put(depth + 1 + bool(test), *body)
 
-    put(0, f"def BODY(a, out, {', '.join(names)}, lo, hi, n):" if scratch_args
-        else "def BODY(a, out, lo, hi, n):")
+    put(
+        0,
+        f"def BODY(a, out, {', '.join(names)}, lo, hi, n):"
+        if scratch_args
+        else "def BODY(a, out, lo, hi, n):",
+    )
     put(1, "m = a.shape[1]", "post = a.shape[2]")
     if not scratch_args:
-        put(1, *(f"{nm} = np.empty(m, {TYPE_NAMES[d]})"
-                 for nm, d in zip(names, scratch_rows(dtype, indices))))
+        put(
+            1,
+            *(
+                f"{nm} = np.empty(m, {TYPE_NAMES[d]})"
+                for nm, d in zip(names, scratch_rows(dtype, indices))
+            ),
+        )
         put(1, "counts = np.empty(256, np.int64)")
     put(1, "for r in range(lo, hi):")
     put(2, "p = r // post", "q = r - p * post", "c = 0")
@@ -145,14 +154,22 @@ def _radix(put, move, dtype, indices):
     put(4, "counts[:] = 0")
     for s, d in ((0, 1), (1, 0)):
         put(4, "if src == 0:" if s == 0 else "else:")
-        put(5, "for k in range(sorted_n):",
+        put(
+            5,
+            "for k in range(sorted_n):",
             f"    counts[({key.format(row=f'k{s}')} >> shift) & 255] += 1",
             f"b = ({key.format(row=f'k{s}').replace('[k]', '[0]')} >> shift) & 255",
-            "if counts[b] == sorted_n:", "    continue  # one byte value: order unchanged",
-            "total = 0", "for byte in range(256):",
-            "    here = counts[byte]", "    counts[byte] = total", "    total += here",
+            "if counts[b] == sorted_n:",
+            "    continue  # one byte value: order unchanged",
+            "total = 0",
+            "for byte in range(256):",
+            "    here = counts[byte]",
+            "    counts[byte] = total",
+            "    total += here",
             "for k in range(sorted_n):",
             f"    b = ({key.format(row=f'k{s}')} >> shift) & 255",
-            "    at = counts[b]", "    counts[b] = at + 1")
+            "    at = counts[b]",
+            "    counts[b] = at + 1",
+        )
         move(6, d, "at", s, "k")
         put(5, f"src = {d}")

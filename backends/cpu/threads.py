@@ -28,8 +28,11 @@ from jitc.core import interrupts
 def start_thread_pool() -> str:
     """Start numba's threads (on TBB where jitc may choose) and name the layer in use."""
     with interrupts.deferred():
-        if not parallel._is_initialized and _load_tbb() \
-                and "NUMBA_THREADING_LAYER" not in os.environ:
+        if (
+            not parallel._is_initialized
+            and _load_tbb()
+            and "NUMBA_THREADING_LAYER" not in os.environ
+        ):
             numba.config.THREADING_LAYER = "tbb"
         parallel._launch_threads()
         return numba.threading_layer()

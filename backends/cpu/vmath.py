@@ -81,9 +81,24 @@ from jitc.backends.native import runtime_cache
 
 __all__ = [
     "VMATH",
-    "exp_f32", "exp_f64", "log_f32", "log_f64", "log1p_f32", "log1p_f64",
-    "expm1_f32", "expm1_f64", "tanh_f32", "tanh_f64", "sigmoid_f32", "sigmoid_f64",
-    "erf_f32", "erf_f64", "sin_f32", "sin_f64", "cos_f32", "cos_f64",
+    "exp_f32",
+    "exp_f64",
+    "log_f32",
+    "log_f64",
+    "log1p_f32",
+    "log1p_f64",
+    "expm1_f32",
+    "expm1_f64",
+    "tanh_f32",
+    "tanh_f64",
+    "sigmoid_f32",
+    "sigmoid_f64",
+    "erf_f32",
+    "erf_f64",
+    "sin_f32",
+    "sin_f64",
+    "cos_f32",
+    "cos_f64",
 ]
 
 _jit = numba.njit(forceinline=True, fastmath={"contract"}, error_model="numpy", nogil=True)
@@ -97,6 +112,7 @@ u64 = np.uint64
 # Tiny intrinsics: a float's bits as a signed integer and back. Numba widens int32
 # arithmetic to int64, so the *_from_bits casts accept any integer and truncate first.
 
+
 def _as_bits(fty, ity):
     @intrinsic
     def as_bits(typingctx, x):
@@ -105,7 +121,9 @@ def _as_bits(fty, ity):
 
         def codegen(context, builder, sig, args):
             return builder.bitcast(args[0], ir.IntType(ity.bitwidth))
+
         return ity(fty), codegen
+
     return as_bits
 
 
@@ -122,7 +140,9 @@ def _from_bits(fty, ity):
             elif i.bitwidth < width:
                 v = (builder.sext if i.signed else builder.zext)(v, ir.IntType(width))
             return builder.bitcast(v, context.get_value_type(fty))
+
         return fty(i), codegen
+
     return from_bits
 
 
@@ -140,6 +160,7 @@ def _h64(bits):
 # ---------------------------------------------------------------- 2/pi and pi/2, exactly
 # Python integers give as many bits as the reductions need (no hand-copied tables).
 
+
 def _pi_scaled(bits: int) -> int:
     """floor(pi * 2**bits), by Machin's formula pi = 16 atan(1/5) - 4 atan(1/239)."""
     guard = bits + 64
@@ -152,6 +173,7 @@ def _pi_scaled(bits: int) -> int:
             term //= n2
             k += 2
         return total
+
     return (16 * atan_inv(5) - 4 * atan_inv(239)) >> 64
 
 
@@ -222,6 +244,7 @@ def _pow2_intrinsics(fty, ity, mant, bias):
     """pow2(k) = 2^k and scale(p, k) = p 2^k (two exact factors 2^(k>>1) 2^(k-(k>>1)), so
     it rounds once, overflow and gradual underflow included), in native-width integer IR
     (numba would widen int32 arithmetic to int64, which costs vector lanes)."""
+
     @intrinsic
     def pow2(typingctx, k):
         if not isinstance(k, types.Integer):
@@ -229,6 +252,7 @@ def _pow2_intrinsics(fty, ity, mant, bias):
 
         def codegen(context, builder, sig, args):
             return _pow2_ir(builder, args[0], ity, context.get_value_type(fty), mant, bias)
+
         return fty(k), codegen
 
     @intrinsic
@@ -243,7 +267,9 @@ def _pow2_intrinsics(fty, ity, mant, bias):
             f1 = _pow2_ir(builder, k1, ity, lty, mant, bias)
             f2 = _pow2_ir(builder, builder.sub(k, k1), ity, lty, mant, bias)
             return builder.fmul(builder.fmul(args[0], f1), f2)
+
         return fty(fty, k), codegen
+
     return pow2, scale
 
 
@@ -261,38 +287,88 @@ def _two_sum(a, b):
 
 # ---------------------------------------------------------------- exp, expm1
 _LOG2E_32 = f32(1.4426950408889634)
-_LN2_HI_32 = f32(0.693359375)        # Cephes: 9 bits, k*_LN2_HI_32 exact for |k| < 2^15
+_LN2_HI_32 = f32(0.693359375)  # Cephes: 9 bits, k*_LN2_HI_32 exact for |k| < 2^15
 _LN2_LO_32 = f32(-2.12194440e-4)
-_EXP_HI_32 = f32(89.0)               # exp overflows above 88.72
-_EXP_LO_32 = f32(-104.0)             # exp rounds to 0 below -103.97
-_EXPM1_LO_32 = f32(-20.0)            # expm1 rounds to -1 below -17.4
+_EXP_HI_32 = f32(89.0)  # exp overflows above 88.72
+_EXP_LO_32 = f32(-104.0)  # exp rounds to 0 below -103.97
+_EXPM1_LO_32 = f32(-20.0)  # expm1 rounds to -1 below -17.4
 # 1/n!, n = 2..8: Taylor series of e^r - 1 - r on |r| <= ln2/2, truncation < 0.02 ulp
 _E2_32, _E3_32, _E4_32, _E5_32 = f32(1 / 2), f32(1 / 6), f32(1 / 24), f32(1 / 120)
 _E6_32, _E7_32, _E8_32 = f32(1 / 720), f32(1 / 5040), f32(1 / 40320)
 
 _LOG2E_64 = 1.4426950408889634
-_LN2_HI_64 = _h64(0x3FE62E42FEE00000)   # fdlibm ln2_hi: 32 bits, k*_LN2_HI_64 exact
-_LN2_LO_64 = _h64(0x3DEA39EF35793C76)   # fdlibm ln2_lo
-_EXP_HI_64 = 710.0                      # exp overflows above 709.78
-_EXP_LO_64 = -746.0                     # exp rounds to 0 below -745.13
-_EXPM1_LO_64 = -40.0                    # expm1 rounds to -1 below -37.4
+_LN2_HI_64 = _h64(0x3FE62E42FEE00000)  # fdlibm ln2_hi: 32 bits, k*_LN2_HI_64 exact
+_LN2_LO_64 = _h64(0x3DEA39EF35793C76)  # fdlibm ln2_lo
+_EXP_HI_64 = 710.0  # exp overflows above 709.78
+_EXP_LO_64 = -746.0  # exp rounds to 0 below -745.13
+_EXPM1_LO_64 = -40.0  # expm1 rounds to -1 below -37.4
 _EC_64 = tuple(1.0 / math.factorial(n) for n in range(2, 14))  # 1/n!, n = 2..13
-(_E2_64, _E3_64, _E4_64, _E5_64, _E6_64, _E7_64, _E8_64, _E9_64, _E10_64, _E11_64,
- _E12_64, _E13_64) = _EC_64
+(
+    _E2_64,
+    _E3_64,
+    _E4_64,
+    _E5_64,
+    _E6_64,
+    _E7_64,
+    _E8_64,
+    _E9_64,
+    _E10_64,
+    _E11_64,
+    _E12_64,
+    _E13_64,
+) = _EC_64
 
 
 @_jit
 def _expm1_small32(r):
     """e^r - 1 - r for |r| <= ln2/2."""
-    return r * (r * (_E2_32 + r * (_E3_32 + r * (_E4_32 + r * (
-        _E5_32 + r * (_E6_32 + r * (_E7_32 + r * _E8_32)))))))
+    return r * (
+        r
+        * (
+            _E2_32
+            + r * (_E3_32 + r * (_E4_32 + r * (_E5_32 + r * (_E6_32 + r * (_E7_32 + r * _E8_32)))))
+        )
+    )
 
 
 @_jit
 def _expm1_small64(r):
-    return r * (r * (_E2_64 + r * (_E3_64 + r * (_E4_64 + r * (_E5_64 + r * (
-        _E6_64 + r * (_E7_64 + r * (_E8_64 + r * (_E9_64 + r * (_E10_64 + r * (
-        _E11_64 + r * (_E12_64 + r * _E13_64))))))))))))
+    return r * (
+        r
+        * (
+            _E2_64
+            + r
+            * (
+                _E3_64
+                + r
+                * (
+                    _E4_64
+                    + r
+                    * (
+                        _E5_64
+                        + r
+                        * (
+                            _E6_64
+                            + r
+                            * (
+                                _E7_64
+                                + r
+                                * (
+                                    _E8_64
+                                    + r
+                                    * (
+                                        _E9_64
+                                        + r
+                                        * (_E10_64 + r * (_E11_64 + r * (_E12_64 + r * _E13_64)))
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
+    )
 
 
 @_jit
@@ -341,8 +417,8 @@ def _expm1_parts32(x):
     the last addition rounds even when it cancels. (k = 0 gives m = r + small, except that
     -0 comes out +0: callers return x for x == 0.)"""
     k, r, c = _reduce_ln2_32(x)
-    kk = k if k < 25 else np.int64(25)             # 1 - 2^-k rounds to 1 beyond 25
-    a = f32(1.0) - _pow2_32(-kk)                    # exact, and |a| >= 1/2 > |r| unless 0
+    kk = k if k < 25 else np.int64(25)  # 1 - 2^-k rounds to 1 beyond 25
+    a = f32(1.0) - _pow2_32(-kk)  # exact, and |a| >= 1/2 > |r| unless 0
     s = a + r
     return k, s + (((a - s) + r) + (c + _expm1_small32(r)))
 
@@ -360,7 +436,7 @@ def _expm1_parts64(x):
 def exp_f32(x):
     """e^x, float32."""
     x = f32(x)
-    xc = x if x < _EXP_HI_32 else _EXP_HI_32        # NaN -> _EXP_HI_32, restored below
+    xc = x if x < _EXP_HI_32 else _EXP_HI_32  # NaN -> _EXP_HI_32, restored below
     xc = xc if xc > _EXP_LO_32 else _EXP_LO_32
     y = _exp_kernel32(xc)
     return y if x == x else x
@@ -384,7 +460,7 @@ def expm1_f32(x):
     xc = xc if xc > _EXPM1_LO_32 else _EXPM1_LO_32
     k, m = _expm1_parts32(xc)
     y = _scale32(m, k)
-    return y if (x == x and x != f32(0.0)) else x    # keeps -0 and NaN
+    return y if (x == x and x != f32(0.0)) else x  # keeps -0 and NaN
 
 
 @_jit
@@ -399,8 +475,8 @@ def expm1_f64(x):
 
 
 # ---------------------------------------------------------------- tanh, sigmoid
-_TANH_HI_32 = f32(10.0)        # tanh rounds to 1 above 9.01
-_TANH_HI_64 = 20.0             # ... above 19.06
+_TANH_HI_32 = f32(10.0)  # tanh rounds to 1 above 9.01
+_TANH_HI_64 = 20.0  # ... above 19.06
 _TWO_32 = f32(2.0)
 
 
@@ -413,7 +489,7 @@ def tanh_f32(x):
     a = abs(x)
     a = a if a < _TANH_HI_32 else _TANH_HI_32
     k, m = _expm1_parts32(a + a)
-    t = m * _pow2_32(k)                              # 0 <= k <= 29
+    t = m * _pow2_32(k)  # 0 <= k <= 29
     d = t + _TWO_32
     de = ((_TWO_32 - d) + t) if t < _TWO_32 else ((t - d) + _TWO_32)
     y = t / d
@@ -447,7 +523,7 @@ def sigmoid_f32(x):
     a = a if a > _EXP_LO_32 else _EXP_LO_32
     e = _exp_kernel32(a)
     d = f32(1.0) + e
-    de = (f32(1.0) - d) + e                          # d + de == 1 + e exactly
+    de = (f32(1.0) - d) + e  # d + de == 1 + e exactly
     pos = x >= f32(0.0)
     y = (f32(1.0) if pos else e) / d
     y = y - y * (de * (y if pos else f32(1.0) - y))  # / (d + de): 1/d is y or 1 - y
@@ -470,7 +546,7 @@ def sigmoid_f64(x):
 
 
 # ---------------------------------------------------------------- log, log1p
-_SQRTHF_BITS_32 = 0x3F3504F3             # bits of sqrt(1/2) as float32
+_SQRTHF_BITS_32 = 0x3F3504F3  # bits of sqrt(1/2) as float32
 _FLT_MIN = f32(1.17549435e-38)
 _TWO23_32 = f32(8388608.0)
 # Cephes logf: log(1+f) = f - f^2/2 + f^3 P(f), |f| <= sqrt(2)-1
@@ -480,7 +556,7 @@ _LP6, _LP7, _LP8 = f32(2.0000714765e-1), f32(-2.4999993993e-1), f32(3.3333331174
 _HALF_32 = f32(0.5)
 _NINF_32, _NAN_32 = f32(-np.inf), f32(np.nan)
 
-_SQRTHF_BITS_64 = 0x3FE6A09E667F3BCD     # bits of sqrt(1/2) as float64
+_SQRTHF_BITS_64 = 0x3FE6A09E667F3BCD  # bits of sqrt(1/2) as float64
 _DBL_MIN = 2.2250738585072014e-308
 _TWO54 = 18014398509481984.0
 # fdlibm e_log.c: log(1+f) = 2s + s*R(s^2), s = f/(2+f), |s| <= 0.1716, Remez error < 2^-58.45
@@ -496,11 +572,11 @@ def _log_kernel32(x, c):
     tiny = x < _FLT_MIN
     ix = _bits32(x * _TWO23_32 if tiny else x) - _SQRTHF_BITS_32
     e = (ix >> 23) - (23 if tiny else 0)
-    f = _float32((ix & 0x7FFFFF) + _SQRTHF_BITS_32) - f32(1.0)   # m - 1, m in [sqrt.5, sqrt2)
+    f = _float32((ix & 0x7FFFFF) + _SQRTHF_BITS_32) - f32(1.0)  # m - 1, m in [sqrt.5, sqrt2)
     ef = f32(e)
     z = f * f
     p = _LP0 * f + _LP1
-    p = ((((((p * f + _LP2) * f + _LP3) * f + _LP4) * f + _LP5) * f + _LP6) * f + _LP7)
+    p = (((((p * f + _LP2) * f + _LP3) * f + _LP4) * f + _LP5) * f + _LP6) * f + _LP7
     y = f * z * (p * f + _LP8)
     y = y + (ef * _LN2_LO_32 + c)
     y = y - _HALF_32 * z
@@ -549,7 +625,7 @@ def log1p_f32(x):
     y = _log_kernel32(u, c / u)
     y = y if x > f32(-1.0) else (_NINF_32 if x == f32(-1.0) else _NAN_32)
     y = y if x < np.inf else x
-    return x if abs(x) < f32(5.9604645e-08) else y       # |x| < 2^-24: log1p(x) == x
+    return x if abs(x) < f32(5.9604645e-08) else y  # |x| < 2^-24: log1p(x) == x
 
 
 @_jit
@@ -561,7 +637,7 @@ def log1p_f64(x):
     y = _log_kernel64(u, c / u)
     y = y if x > -1.0 else (-np.inf if x == -1.0 else np.nan)
     y = y if x < np.inf else x
-    return x if abs(x) < 5.551115123125783e-17 else y     # |x| < 2^-54
+    return x if abs(x) < 5.551115123125783e-17 else y  # |x| < 2^-54
 
 
 # ---------------------------------------------------------------- erf
@@ -569,50 +645,184 @@ def log1p_f64(x):
 # Per region: numerator n0..n7, denominator 1 + d1 t + ... + d8 t^8, zero padded.
 # float32 coefficients are the decimal values of s_erff.c (their hex in the source).
 _ERX_32 = f32(8.4506291151e-01)
-_EFX8_32 = f32(1.0270333290e+00)
+_EFX8_32 = f32(1.0270333290e00)
 _ERF_N_32 = (  # numerators for [0,.84375) (in z=x^2), [.84375,1.25) (in s=|x|-1),
     # [1.25,1/.35), [1/.35,6) (in s=1/x^2)
-    (1.2837916613e-01, -3.2504209876e-01, -2.8481749818e-02, -5.7702702470e-03,
-     -2.3763017452e-05, 0.0, 0.0, 0.0),
-    (-2.3621185683e-03, 4.1485610604e-01, -3.7220788002e-01, 3.1834661961e-01,
-     -1.1089469492e-01, 3.5478305072e-02, -2.1663755178e-03, 0.0),
-    (-9.8649440333e-03, -6.9385856390e-01, -1.0558626175e+01, -6.2375331879e+01,
-     -1.6239666748e+02, -1.8460508728e+02, -8.1287437439e+01, -9.8143291473e+00),
-    (-9.8649431020e-03, -7.9928326607e-01, -1.7757955551e+01, -1.6063638306e+02,
-     -6.3756646729e+02, -1.0250950928e+03, -4.8351919556e+02, 0.0),
+    (
+        1.2837916613e-01,
+        -3.2504209876e-01,
+        -2.8481749818e-02,
+        -5.7702702470e-03,
+        -2.3763017452e-05,
+        0.0,
+        0.0,
+        0.0,
+    ),
+    (
+        -2.3621185683e-03,
+        4.1485610604e-01,
+        -3.7220788002e-01,
+        3.1834661961e-01,
+        -1.1089469492e-01,
+        3.5478305072e-02,
+        -2.1663755178e-03,
+        0.0,
+    ),
+    (
+        -9.8649440333e-03,
+        -6.9385856390e-01,
+        -1.0558626175e01,
+        -6.2375331879e01,
+        -1.6239666748e02,
+        -1.8460508728e02,
+        -8.1287437439e01,
+        -9.8143291473e00,
+    ),
+    (
+        -9.8649431020e-03,
+        -7.9928326607e-01,
+        -1.7757955551e01,
+        -1.6063638306e02,
+        -6.3756646729e02,
+        -1.0250950928e03,
+        -4.8351919556e02,
+        0.0,
+    ),
 )
 _ERF_D_32 = (
-    (3.9791721106e-01, 6.5022252500e-02, 5.0813062117e-03, 1.3249473704e-04,
-     -3.9602282413e-06, 0.0, 0.0, 0.0),
-    (1.0642088205e-01, 5.4039794207e-01, 7.1828655899e-02, 1.2617121637e-01,
-     1.3637083583e-02, 1.1984500103e-02, 0.0, 0.0),
-    (1.9651271820e+01, 1.3765776062e+02, 4.3456588745e+02, 6.4538726807e+02,
-     4.2900814819e+02, 1.0863500214e+02, 6.5702495575e+00, -6.0424413532e-02),
-    (3.0338060379e+01, 3.2579251099e+02, 1.5367296143e+03, 3.1998581543e+03,
-     2.5530502930e+03, 4.7452853394e+02, -2.2440952301e+01, 0.0),
+    (
+        3.9791721106e-01,
+        6.5022252500e-02,
+        5.0813062117e-03,
+        1.3249473704e-04,
+        -3.9602282413e-06,
+        0.0,
+        0.0,
+        0.0,
+    ),
+    (
+        1.0642088205e-01,
+        5.4039794207e-01,
+        7.1828655899e-02,
+        1.2617121637e-01,
+        1.3637083583e-02,
+        1.1984500103e-02,
+        0.0,
+        0.0,
+    ),
+    (
+        1.9651271820e01,
+        1.3765776062e02,
+        4.3456588745e02,
+        6.4538726807e02,
+        4.2900814819e02,
+        1.0863500214e02,
+        6.5702495575e00,
+        -6.0424413532e-02,
+    ),
+    (
+        3.0338060379e01,
+        3.2579251099e02,
+        1.5367296143e03,
+        3.1998581543e03,
+        2.5530502930e03,
+        4.7452853394e02,
+        -2.2440952301e01,
+        0.0,
+    ),
 )
 _ERX_64 = _h64(0x3FEB0AC160000000)
 _EFX8_64 = _h64(0x3FF06EBA8214DB69)
-_ERF_N_64 = tuple(tuple(_h64(b) if b else 0.0 for b in row) for row in (
-    (0x3FC06EBA8214DB68, 0xBFD4CD7D691CB913, 0xBF9D2A51DBD7194F, 0xBF77A291236668E4,
-     0xBEF8EAD6120016AC, 0, 0, 0),
-    (0xBF6359B8BEF77538, 0x3FDA8D00AD92B34D, 0xBFD7D240FBB8C3F1, 0x3FD45FCA805120E4,
-     0xBFBC63983D3E28EC, 0x3FA22A36599795EB, 0xBF61BF380A96073F, 0),
-    (0xBF843412600D6435, 0xBFE63416E4BA7360, 0xC0251E0441B0E726, 0xC04F300AE4CBA38D,
-     0xC0644CB184282266, 0xC067135CEBCCABB2, 0xC054526557E4D2F2, 0xC023A0EFC69AC25C),
-    (0xBF84341239E86F4A, 0xBFE993BA70C285DE, 0xC031C209555F995A, 0xC064145D43C5ED98,
-     0xC083EC881375F228, 0xC09004616A2E5992, 0xC07E384E9BDC383F, 0),
-))
-_ERF_D_64 = tuple(tuple(_h64(b) if b else 0.0 for b in row) for row in (
-    (0x3FD97779CDDADC09, 0x3FB0A54C5536CEBA, 0x3F74D022C4D36B0F, 0x3F215DC9221C1A10,
-     0xBED09C4342A26120, 0, 0, 0),
-    (0x3FBB3E6618EEE323, 0x3FE14AF092EB6F33, 0x3FB2635CD99FE9A7, 0x3FC02660E763351F,
-     0x3F8BEDC26B51DD1C, 0x3F888B545735151D, 0, 0),
-    (0x4033A6B9BD707687, 0x4061350C526AE721, 0x407B290DD58A1A71, 0x40842B1921EC2868,
-     0x407AD02157700314, 0x405B28A3EE48AE2C, 0x401A47EF8E484A93, 0xBFAEEFF2EE749A62),
-    (0x403E568B261D5190, 0x40745CAE221B9F0A, 0x409802EB189D5118, 0x40A8FFB7688C246A,
-     0x40A3F219CEDF3BE6, 0x407DA874E79FE763, 0xC03670E242712D62, 0),
-))
+_ERF_N_64 = tuple(
+    tuple(_h64(b) if b else 0.0 for b in row)
+    for row in (
+        (
+            0x3FC06EBA8214DB68,
+            0xBFD4CD7D691CB913,
+            0xBF9D2A51DBD7194F,
+            0xBF77A291236668E4,
+            0xBEF8EAD6120016AC,
+            0,
+            0,
+            0,
+        ),
+        (
+            0xBF6359B8BEF77538,
+            0x3FDA8D00AD92B34D,
+            0xBFD7D240FBB8C3F1,
+            0x3FD45FCA805120E4,
+            0xBFBC63983D3E28EC,
+            0x3FA22A36599795EB,
+            0xBF61BF380A96073F,
+            0,
+        ),
+        (
+            0xBF843412600D6435,
+            0xBFE63416E4BA7360,
+            0xC0251E0441B0E726,
+            0xC04F300AE4CBA38D,
+            0xC0644CB184282266,
+            0xC067135CEBCCABB2,
+            0xC054526557E4D2F2,
+            0xC023A0EFC69AC25C,
+        ),
+        (
+            0xBF84341239E86F4A,
+            0xBFE993BA70C285DE,
+            0xC031C209555F995A,
+            0xC064145D43C5ED98,
+            0xC083EC881375F228,
+            0xC09004616A2E5992,
+            0xC07E384E9BDC383F,
+            0,
+        ),
+    )
+)
+_ERF_D_64 = tuple(
+    tuple(_h64(b) if b else 0.0 for b in row)
+    for row in (
+        (
+            0x3FD97779CDDADC09,
+            0x3FB0A54C5536CEBA,
+            0x3F74D022C4D36B0F,
+            0x3F215DC9221C1A10,
+            0xBED09C4342A26120,
+            0,
+            0,
+            0,
+        ),
+        (
+            0x3FBB3E6618EEE323,
+            0x3FE14AF092EB6F33,
+            0x3FB2635CD99FE9A7,
+            0x3FC02660E763351F,
+            0x3F8BEDC26B51DD1C,
+            0x3F888B545735151D,
+            0,
+            0,
+        ),
+        (
+            0x4033A6B9BD707687,
+            0x4061350C526AE721,
+            0x407B290DD58A1A71,
+            0x40842B1921EC2868,
+            0x407AD02157700314,
+            0x405B28A3EE48AE2C,
+            0x401A47EF8E484A93,
+            0xBFAEEFF2EE749A62,
+        ),
+        (
+            0x403E568B261D5190,
+            0x40745CAE221B9F0A,
+            0x409802EB189D5118,
+            0x40A8FFB7688C246A,
+            0x40A3F219CEDF3BE6,
+            0x407DA874E79FE763,
+            0xC03670E242712D62,
+            0,
+        ),
+    )
+)
 
 
 @_jit
@@ -625,7 +835,7 @@ def _make_erf(ftype, n_rows, d_rows, erx, efx8, low_mask, exp_kernel, bits, from
     """erf for one dtype: one rational function whose coefficients each lane picks."""
     one = ftype(1.0)
     b1, b2, b3, b6 = ftype(0.84375), ftype(1.25), ftype(1 / 0.35), ftype(6.0)
-    tiny, eighth, eight, c9_16 = ftype(2.0 ** -28), ftype(0.125), ftype(8.0), ftype(0.5625)
+    tiny, eighth, eight, c9_16 = ftype(2.0**-28), ftype(0.125), ftype(8.0), ftype(0.5625)
     na, nb, nc, nd = (tuple(ftype(v) for v in row) for row in n_rows)
     da, db, dc, dd = (tuple(ftype(v) for v in row) for row in d_rows)
 
@@ -634,7 +844,7 @@ def _make_erf(ftype, n_rows, d_rows, erx, efx8, low_mask, exp_kernel, bits, from
         x = ftype(x)
         a = abs(x)
         ra, rb, rc = a < b1, a < b2, a < b3
-        xe = a if a > b2 else b2                  # the tail formula's argument, kept finite
+        xe = a if a > b2 else b2  # the tail formula's argument, kept finite
         xe = xe if xe < b6 else b6
         t = a * a if ra else (a - one if rb else one / (xe * xe))
         num = _pick4(ra, rb, rc, na[7], nb[7], nc[7], nd[7])
@@ -663,14 +873,33 @@ def _make_erf(ftype, n_rows, d_rows, erx, efx8, low_mask, exp_kernel, bits, from
         y = small if ra else (erx + q if rb else (tail if a < b6 else one))
         y = math.copysign(y, x)
         return y if x == x else x
+
     return erf
 
 
-erf_f32 = _make_erf(f32, _ERF_N_32, _ERF_D_32, _ERX_32, _EFX8_32, np.int64(0xFFFFF000),
-                    _exp_kernel32, _bits32, _float32)
+erf_f32 = _make_erf(
+    f32,
+    _ERF_N_32,
+    _ERF_D_32,
+    _ERX_32,
+    _EFX8_32,
+    np.int64(0xFFFFF000),
+    _exp_kernel32,
+    _bits32,
+    _float32,
+)
 erf_f32.__doc__ = "Error function, float32 (fdlibm s_erff.c, vectorized by region selects)."
-erf_f64 = _make_erf(f64, _ERF_N_64, _ERF_D_64, _ERX_64, _EFX8_64, np.int64(-(1 << 32)),
-                    _exp_kernel64, _bits64, _float64)
+erf_f64 = _make_erf(
+    f64,
+    _ERF_N_64,
+    _ERF_D_64,
+    _ERX_64,
+    _EFX8_64,
+    np.int64(-(1 << 32)),
+    _exp_kernel64,
+    _bits64,
+    _float64,
+)
 erf_f64.__doc__ = "Error function, float64 (fdlibm s_erf.c, vectorized by region selects)."
 
 
@@ -683,7 +912,7 @@ erf_f64.__doc__ = "Error function, float64 (fdlibm s_erf.c, vectorized by region
 # active, running the scalar slow path only for those lanes. The scalar path is compiled by
 # numba as an internal function, linked into the caller like any numba callee.
 
-_VFS = (2, 4, 8, 16, 32, 64)   # vector widths with a variant (the vectorizer picks one)
+_VFS = (2, 4, 8, 16, 32, 64)  # vector widths with a variant (the vectorizer picks one)
 with open(__file__, "rb") as _f:  # no cross-version mixups
     _SOURCE_TAG = format(zlib.crc32(_f.read()), "08x")
 del _f
@@ -693,19 +922,22 @@ def _out_of_line_ir(name: str, target: str, target_args: str, ty: str) -> str:
     """LLVM IR: `name(x)` returns target(x) (numba's calling convention: status code, result
     pointer, exception pointer, x); `name_vN(x, mask)` calls `name` on the active lanes."""
     variants = ",".join(f"_ZGV_LLVM_M{n}v_{name}({name}_v{n})" for n in _VFS)
-    text = [f'declare i32 @"{target}"({target_args})',
-            f"define weak_odr {ty} @{name}({ty} %x) #0 {{",
-            f"  %ret = alloca {ty}",
-            "  %exc = alloca ptr",
-            f'  %status = call i32 @"{target}"(ptr %ret, ptr %exc, {ty} %x)',
-            f"  %y = load {ty}, ptr %ret",
-            f"  ret {ty} %y", "}"]
+    text = [
+        f'declare i32 @"{target}"({target_args})',
+        f"define weak_odr {ty} @{name}({ty} %x) #0 {{",
+        f"  %ret = alloca {ty}",
+        "  %exc = alloca ptr",
+        f'  %status = call i32 @"{target}"(ptr %ret, ptr %exc, {ty} %x)',
+        f"  %y = load {ty}, ptr %ret",
+        f"  ret {ty} %y",
+        "}",
+    ]
     for n in _VFS:
         v = f"<{n} x {ty}>"
         text += [  # lanes go through a stack buffer: extract/insert at a variable index is slow
             f"define weak_odr {v} @{name}_v{n}({v} %x, <{n} x i1> %m) #1 {{",
             "entry:",
-            f"  %buf = alloca [{n} x {ty}]",          # in the entry block: a static slot
+            f"  %buf = alloca [{n} x {ty}]",  # in the entry block: a static slot
             f"  %mask = bitcast <{n} x i1> %m to i{n}",
             f"  %bits = zext i{n} %mask to i128",
             "  %any = icmp ne i128 %bits, 0",
@@ -734,10 +966,14 @@ def _out_of_line_ir(name: str, target: str, target_args: str, ty: str) -> str:
             "  br label %done",
             "done:",
             f"  %r = phi {v} [%x, %entry], [%y, %end]",
-            f"  ret {v} %r", "}"]
-    text += [f'attributes #0 = {{ noinline nounwind willreturn memory(none) '
-             f'"vector-function-abi-variant"="{variants}" }}',
-             "attributes #1 = { nounwind willreturn memory(none) }"]
+            f"  ret {v} %r",
+            "}",
+        ]
+    text += [
+        f"attributes #0 = {{ noinline nounwind willreturn memory(none) "
+        f'"vector-function-abi-variant"="{variants}" }}',
+        "attributes #1 = { nounwind willreturn memory(none) }",
+    ]
     return "\n".join(text) + "\n"
 
 
@@ -755,28 +991,31 @@ def _out_of_line(name, impl, fty):
             fnty = context.call_conv.get_function_type(sig.return_type, sig.args)
             assert len(fnty.args) == 3, "numba's calling convention changed"
             lty = context.get_value_type(fty)
-            text = _out_of_line_ir(name, cres.fndesc.mangled_name,
-                                   ", ".join(str(a) for a in fnty.args), str(lty))
+            text = _out_of_line_ir(
+                name, cres.fndesc.mangled_name, ", ".join(str(a) for a in fnty.args), str(lty)
+            )
             context.active_code_library.add_llvm_module(llvm.parse_assembly(text))
             fn = builder.module.globals.get(name)
             if fn is None:
                 fn = ir.Function(builder.module, ir.FunctionType(lty, [lty]), name)
             return builder.call(fn, args)
+
         return fty(fty), codegen
+
     return call
 
 
 # ---------------------------------------------------------------- sin, cos
 _TWO_OVER_PI_64 = 2 / math.pi
-_PIO2_1 = _h64(0x3FF921FB54400000)    # fdlibm: first 33 bits of pi/2
-_PIO2_1T = _h64(0x3DD0B4611A626331)   # pi/2 - _PIO2_1
-_PIO2_2 = _h64(0x3DD0B4611A600000)    # second 33 bits
-_PIO2_3 = _h64(0x3BA3198A2E000000)    # third 33 bits
-_PIO2_3T = _h64(0x397B839A252049C1)   # pi/2 - (_PIO2_1 + _PIO2_2 + _PIO2_3)
-_SMALL = 1647099.0                    # |x| below: round(x*2/pi) < 2^20, k*_PIO2_i exact
+_PIO2_1 = _h64(0x3FF921FB54400000)  # fdlibm: first 33 bits of pi/2
+_PIO2_1T = _h64(0x3DD0B4611A626331)  # pi/2 - _PIO2_1
+_PIO2_2 = _h64(0x3DD0B4611A600000)  # second 33 bits
+_PIO2_3 = _h64(0x3BA3198A2E000000)  # third 33 bits
+_PIO2_3T = _h64(0x397B839A252049C1)  # pi/2 - (_PIO2_1 + _PIO2_2 + _PIO2_3)
+_SMALL = 1647099.0  # |x| below: round(x*2/pi) < 2^20, k*_PIO2_i exact
 _SMALL_32 = f32(_SMALL)
-_TINY_32 = f32(2.0 ** -12)            # sin(x) == x below (float32)
-_TINY_64 = 2.0 ** -26
+_TINY_32 = f32(2.0**-12)  # sin(x) == x below (float32)
+_TINY_64 = 2.0**-26
 # float32: minimax (Remez, mpmath at 200 bits) on |r| <= pi/4, evaluated in float64 on the
 # float64 reduced argument: sin r = r + r^3 S(r^2), relative error 3.6e-9; cos r =
 # 1 - r^2/2 + r^4 C(r^2), absolute error 9.5e-11. Both far below float32's 6e-8.
@@ -790,10 +1029,11 @@ _KC4, _KC5, _KC6 = _h64(0xBE927E4F809C52AD), _h64(0x3E21EE9EBDB4B1C4), _h64(0xBD
 
 # The large-|x| reduction reads a 192-bit window of 2/pi from 32-bit words; two zero words
 # in front let the window start before the binary point for the smallest exponents.
-_TWO_OVER_PI_WORDS = np.array([0, 0] + [_two_over_pi_bits(32 * j + 1, 32) for j in range(38)],
-                              dtype=np.uint64)
+_TWO_OVER_PI_WORDS = np.array(
+    [0, 0] + [_two_over_pi_bits(32 * j + 1, 32) for j in range(38)], dtype=np.uint64
+)
 _PIO2_HI, _PIO2_LO = _pio2_pieces(53, 2, float)
-_SPLITTER = 134217729.0          # 2^27 + 1: Veltkamp splits a double in two 26-bit halves
+_SPLITTER = 134217729.0  # 2^27 + 1: Veltkamp splits a double in two 26-bit halves
 _PIO2_SPLIT_HI = _SPLITTER * _PIO2_HI - (_SPLITTER * _PIO2_HI - _PIO2_HI)
 _PIO2_SPLIT_LO = _PIO2_HI - _PIO2_SPLIT_HI
 _M32 = u64(0xFFFFFFFF)
@@ -818,8 +1058,9 @@ def _two_prod_pio2(a):
     t = _SPLITTER * a
     ah = t - (t - a)
     al = a - ah
-    e = ((ah * _PIO2_SPLIT_HI - p) + ah * _PIO2_SPLIT_LO + al * _PIO2_SPLIT_HI) \
-        + al * _PIO2_SPLIT_LO
+    e = (
+        (ah * _PIO2_SPLIT_HI - p) + ah * _PIO2_SPLIT_LO + al * _PIO2_SPLIT_HI
+    ) + al * _PIO2_SPLIT_LO
     return p, e
 
 
@@ -833,7 +1074,7 @@ def _rem_pio2_large(ax):
     b = _bits64(ax)
     e = (b >> 52) & 0x7FF
     m = u64((b & 0xFFFFFFFFFFFFF) | 0x10000000000000)
-    p = e - 1013                       # first window bit in the zero-padded word table
+    p = e - 1013  # first window bit in the zero-padded word table
     p = min(max(p, np.int64(0)), np.int64(1033))
     q = p >> 5
     sh = u64(32 - (p & 31))
@@ -856,14 +1097,14 @@ def _rem_pio2_large(ax):
     t = (t >> s) + (a1 & _M32) + (a2 >> s) + (b2 & _M32) + (b3 >> s)
     l4 = t & _M32
     t = (t >> s) + (a0 & _M32) + (a1 >> s) + (b1 & _M32) + (b2 >> s)
-    hi = ((t & _M32) << s) | l4         # quadrant (2 bits) . fraction (62 bits)
-    lo = (l3 << s) | l2                 # the next 64 fraction bits
+    hi = ((t & _M32) << s) | l4  # quadrant (2 bits) . fraction (62 bits)
+    lo = (l3 << s) | l2  # the next 64 fraction bits
     n = (hi + (u64(1) << u64(61))) >> u64(62)
     fi = np.int64(hi - (n << u64(62)))  # fraction in [-1/2, 1/2) quadrant, times 2^62
     fh = f64(fi)
-    fl = f64(fi - np.int64(fh)) + f64(lo) * 5.421010862427522e-20        # 2^-64
+    fl = f64(fi - np.int64(fh)) + f64(lo) * 5.421010862427522e-20  # 2^-64
     fh, fl = _two_sum(fh, fl)
-    fh, fl = fh * 2.168404344971009e-19, fl * 2.168404344971009e-19     # 2^-62: quadrants
+    fh, fl = fh * 2.168404344971009e-19, fl * 2.168404344971009e-19  # 2^-62: quadrants
     rh, re = _two_prod_pio2(fh)
     return np.int64(n & u64(3)), _two_sum(rh, re + (fh * _PIO2_LO + fl * _PIO2_HI))
 
@@ -973,7 +1214,7 @@ def sin_f32(x):
     xd = f64(x)
     n, kf = _round64(xd * _TWO_OVER_PI_64)
     y = _sin_quadrant32(n, (xd - kf * _PIO2_1) - kf * _PIO2_1T)  # k*_PIO2_1 exact, k < 2^20
-    y = x if abs(x) < _TINY_32 else y                # sin(x) == x: keeps -0 and subnormals
+    y = x if abs(x) < _TINY_32 else y  # sin(x) == x: keeps -0 and subnormals
     if not abs(x) < _SMALL_32:
         y = _sin_large32_call(x)
     return y

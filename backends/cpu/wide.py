@@ -48,9 +48,11 @@ def _collector_source(dtype: np.dtype, ndim: int) -> str:
         at = j * (1 + ndim)
         lines.append(f"    t[at + {at}] = {a}.ctypes.data")
         lines += [f"    t[at + {at + 1 + k}] = {a}.shape[{k}]" for k in range(ndim)]
-    return (COLLECTOR_HEADER + f"\n\n@njit((Array(int64, 1, \"C\"), int64, "
-            f"{', '.join([array] * GROUP)}), nogil=True, cache=persistent())\n"
-            f"def collect(t, at, {', '.join(names)}):\n" + "\n".join(lines) + "\n")
+    return (
+        COLLECTOR_HEADER + f'\n\n@njit((Array(int64, 1, "C"), int64, '
+        f"{', '.join([array] * GROUP)}), nogil=True, cache=persistent())\n"
+        f"def collect(t, at, {', '.join(names)}):\n" + "\n".join(lines) + "\n"
+    )
 
 
 @functools.cache
@@ -74,7 +76,7 @@ class Layout:
         for (dtype, ndim), members in kinds.items():
             record = 1 + ndim
             for start in range(0, len(members), GROUP):
-                chunk = members[start:start + GROUP]
+                chunk = members[start : start + GROUP]
                 for j, i in enumerate(chunk):
                     self.positions[i] = size + j * record
                 self.calls.append((dtype, ndim, size, chunk + [chunk[-1]] * (GROUP - len(chunk))))
@@ -124,10 +126,12 @@ def table_run(driver, state: np.ndarray, types: list):
         t = np.empty(layout.size, np.int64)
         for i, (a, at, (dtype, ndim)) in enumerate(zip(arrays, layout.positions, kinds)):
             if a.dtype != dtype or a.ndim != ndim or not plain(a):
-                raise TypeError(f"jitc driver: array {i} is not a C-contiguous writeable "
-                                f"{dtype} array of {ndim} dimensions")
+                raise TypeError(
+                    f"jitc driver: array {i} is not a C-contiguous writeable "
+                    f"{dtype} array of {ndim} dimensions"
+                )
             t[at] = a.ctypes.data
-            t[at + 1:at + 1 + ndim] = a.shape
+            t[at + 1 : at + 1 + ndim] = a.shape
         driver(state, t)
 
     return run
@@ -147,4 +151,3 @@ def collector_sources(types: list) -> list[str]:
 def collector_modules(types: list) -> list:
     """The collector modules a call over arrays of `types` uses (to seal them)."""
     return [collector(dtype, ndim) for dtype, ndim, _, _ in Layout(types).calls]
-

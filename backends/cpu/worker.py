@@ -50,7 +50,9 @@ QUEUED, RUNNING, CANCELLED, INPUT_FAILED = 1 << 20, (1 << 20) + 1, -3, -2
 SPINS = 20_000  # pauses before sleeping: under ~1 ms (a pause takes tens of cycles to ~140)
 FULL, REFUSED = -1, -2  # post's answers other than a job number
 
-SOURCE = DRIVER_HEADER + '''\
+SOURCE = (
+    DRIVER_HEADER
+    + """\
 from numba import cfunc
 from jitc.backends.cpu.abi import array_at, set_thread_count
 from jitc.backends.cpu.atomics import (FUTEX_WAIT, FUTEX_WAKE, atomic_add, atomic_load,
@@ -59,7 +61,9 @@ from jitc.backends.cpu.atomics import (FUTEX_WAIT, FUTEX_WAKE, atomic_add, atomi
 
 @njit(nogil=True, cache=persistent())
 def run_job(n, t):
-''' + "".join(f"    {line}\n" for line in WIDE_JOB_LINES) + f'''
+"""
+    + "".join(f"    {line}\n" for line in WIDE_JOB_LINES)
+    + f"""
 
 @njit(nogil=True, cache=persistent())
 def _sleep_on(c, word, seen):
@@ -163,7 +167,8 @@ def post(c, ring, limit, state, table, dep0, dep1):
 def cancel(ring, capacity, job):
     at = ring.ctypes.data + 8 * ((job % capacity) * {JOB} + {STATUS})
     return compare_exchange(at, {QUEUED}, {CANCELLED}) == {QUEUED}
-'''
+"""
+)
 
 
 class Worker:
@@ -174,13 +179,20 @@ class Worker:
         self.control = _cache_aligned(CONTROL)
         self.ring = _cache_aligned(RING_JOBS * JOB)  # a job's words: one cache line
         self.control[[SYSCALL, TIMEOUT_S, TIMEOUT_NS, RING, CAPACITY]] = [
-            syscall, 0, atomics.TIMEOUT_NS, self.ring.ctypes.data, RING_JOBS]
+            syscall,
+            0,
+            atomics.TIMEOUT_NS,
+            self.ring.ctypes.data,
+            RING_JOBS,
+        ]
         self._post, self._cancel = module.post, module.cancel
         self._wait = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)(
-            module.wait_done.address)
+            module.wait_done.address
+        )
         serve = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(module.serve.address)
-        self.thread = threading.Thread(target=serve, args=(self.control.ctypes.data,),
-                                       name="jitc-native-worker", daemon=True)
+        self.thread = threading.Thread(
+            target=serve, args=(self.control.ctypes.data,), name="jitc-native-worker", daemon=True
+        )
         self.thread.start()
         self.pid = os.getpid()
 
@@ -232,7 +244,7 @@ def _cache_aligned(words: int) -> np.ndarray:
     """Zeroed int64 words starting on a 64-byte boundary."""
     raw = np.zeros(words + 8, np.int64)
     skip = (-raw.ctypes.data % 64) // 8
-    return raw[skip:skip + words]
+    return raw[skip : skip + words]
 
 
 _worker: list = []

@@ -29,9 +29,11 @@ def is_available():
     gpu, seen = toolchain.gpu_status()
     if gpu:
         return True, "a CUDA GPU"
-    return False, (f"no CUDA GPU here ({seen}) and numba's CUDA "
-                   "simulator is off: run on a machine with an NVIDIA GPU and driver, or set "
-                   "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator")
+    return False, (
+        f"no CUDA GPU here ({seen}) and numba's CUDA "
+        "simulator is off: run on a machine with an NVIDIA GPU and driver, or set "
+        "NUMBA_ENABLE_CUDASIM=1 before numba is imported to use the simulator"
+    )
 
 
 # The dtypes its kernels compute in: every jitc dtype but complex (its lowering has no
@@ -50,8 +52,10 @@ def refuse_dtypes(graph, arg_names=()):
         if p.dtype not in DTYPES:
             i = p.attrs["index"]
             what = f"argument {arg_names[i]!r}" if i < len(arg_names) else f"parameter {i}"
-            raise UnsupportedError(f"backend 'cuda': {what} has dtype {p.dtype}, which the "
-                                   "cuda backend does not compute in (use backend='cpu')")
+            raise UnsupportedError(
+                f"backend 'cuda': {what} has dtype {p.dtype}, which the "
+                "cuda backend does not compute in (use backend='cpu')"
+            )
     stack = [graph]
     while stack:
         g = stack.pop()
@@ -62,12 +66,16 @@ def refuse_dtypes(graph, arg_names=()):
             types = n.tuple_types or ((n.shape, n.dtype),)
             bad = [d for _, d in types if d is not None and np.dtype(d) not in DTYPES]
             if bad:
-                raise UnsupportedError(f"backend 'cuda': {n.op} computes in {bad[0]}{at}, "
-                                       "which the cuda backend does not compute in (use "
-                                       "backend='cpu')")
+                raise UnsupportedError(
+                    f"backend 'cuda': {n.op} computes in {bad[0]}{at}, "
+                    "which the cuda backend does not compute in (use "
+                    "backend='cpu')"
+                )
             if n.op == "nextafter" and n.dtype == np.dtype(np.float16):
-                raise UnsupportedError(f"np.nextafter of float16{at}: the cuda backend has no "
-                                       "float16 bit step; use backend='cpu'")
+                raise UnsupportedError(
+                    f"np.nextafter of float16{at}: the cuda backend has no "
+                    "float16 bit step; use backend='cpu'"
+                )
 
 
 def uncached(graph) -> list:

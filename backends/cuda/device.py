@@ -170,8 +170,10 @@ class CupyDevice:
     def launch(self, fn, grid, block, args):
         """Launch through numba (which compiles on a first launch) and return a DirectLaunch
         for later launches with arguments of the same types (None where it cannot make one)."""
-        views = [self.cuda.as_cuda_array(a, sync=False)
-                 if isinstance(a, self.cp.ndarray) else a for a in args]
+        views = [
+            self.cuda.as_cuda_array(a, sync=False) if isinstance(a, self.cp.ndarray) else a
+            for a in args
+        ]
         fn[grid, block, self.stream](*views)
         return DirectLaunch.of(fn, grid, block, views, self)
 
@@ -236,8 +238,9 @@ class DirectLaunch:
             else:
                 return None
         kernel = compiled._codelibrary.get_cufunc().kernel
-        return cls(kernel, LaunchConfig(grid=grid, block=block), integer_types, device,
-                   (fn, grid, block))
+        return cls(
+            kernel, LaunchConfig(grid=grid, block=block), integer_types, device, (fn, grid, block)
+        )
 
     def __call__(self, args):
         if self.current_gpu() != self.gpu:

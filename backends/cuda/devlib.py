@@ -49,8 +49,11 @@ def _simulated_libdevice():
 # The cast names generated code calls: the dtypes jitc computes in (lowering.CAST), float16
 # for storing float16 arrays, and b1, the bool dtype of shared/local arrays (bool values
 # need no cast).
-TYPES = {**{name: np.dtype(d) for d, name in CAST.items()},
-         "f16": np.dtype(np.float16), "b1": np.dtype(np.bool_)}
+TYPES = {
+    **{name: np.dtype(d) for d, name in CAST.items()},
+    "f16": np.dtype(np.float16),
+    "b1": np.dtype(np.bool_),
+}
 
 
 def _bind():
@@ -61,8 +64,9 @@ def _bind():
     from numba import types as nb
     from numba.cuda import libdevice
 
-    return libdevice, {name: nb.boolean if d.kind == "b" else getattr(nb, d.name)
-                       for name, d in TYPES.items()}
+    return libdevice, {
+        name: nb.boolean if d.kind == "b" else getattr(nb, d.name) for name, d in TYPES.items()
+    }
 
 
 nv, _casts = _bind()

@@ -26,9 +26,9 @@ from jitc.backends.cuda.lowering import cast, literal, load, store
 from jitc.core.ir import Graph, Node
 from jitc.core.primitives import dot_free_dims
 
-TILE_THREADS, TILE_REG, TILE_K = 8, 4, 16   # 8x8 threads, 4x4 outputs each: 32x32 tiles
+TILE_THREADS, TILE_REG, TILE_K = 8, 4, 16  # 8x8 threads, 4x4 outputs each: 32x32 tiles
 TILE = TILE_THREADS * TILE_REG
-SKINNY_THREADS = SKINNY_K = 64              # threads at most (one column each); K step
+SKINNY_THREADS = SKINNY_K = 64  # threads at most (one column each); K step
 SKINNY_MAX_ROWS = 8
 
 
@@ -69,8 +69,9 @@ def _group_offset(w: Writer, var: str, dims, shape, sz: Sizes) -> list[str]:
     dims = [d for d in dims if shape[d] != 1]
     if not dims:
         return []
-    if all(a < b and all(shape[x] == 1 for x in range(a + 1, b))
-           for a, b in zip(dims, dims[1:])):  # adjacent in memory: one stride for the group
+    if all(
+        a < b and all(shape[x] == 1 for x in range(a + 1, b)) for a, b in zip(dims, dims[1:])
+    ):  # adjacent in memory: one stride for the group
         s = st[dims[-1]]
         return [var if s == 1 else f"{var} * {sz(s)}"]
     names = [w.tmp("g") for _ in dims]
@@ -111,9 +112,11 @@ class DotKernel:
         w.level = ELEMENT
         w.line(f"d = {acc}")
         comps = []
-        for var, shape in (("b", [lhs.shape[d] for d in lay.lb]),
-                           ("m", [lhs.shape[d] for d in lay.lf]),
-                           ("n", [rhs.shape[d] for d in lay.rf])):
+        for var, shape in (
+            ("b", [lhs.shape[d] for d in lay.lb]),
+            ("m", [lhs.shape[d] for d in lay.lf]),
+            ("n", [rhs.shape[d] for d in lay.rf]),
+        ):
             names = [w.tmp("s") for _ in shape]
             comps += list(decompose(w, var, shape, names, sz))
         idx = tuple(comps)
@@ -129,15 +132,25 @@ class DotKernel:
     def _lhs(self, m: str, k: str) -> list[str]:
         w, lay = self.w, self.lay
         w.level = ELEMENT
-        read = _load(w, self.arrays[self.dot.operands[0]], self.dot.operands[0],
-                     [("b", lay.lb), (m, lay.lf), (k, lay.lc)], self.sz)
+        read = _load(
+            w,
+            self.arrays[self.dot.operands[0]],
+            self.dot.operands[0],
+            [("b", lay.lb), (m, lay.lf), (k, lay.lc)],
+            self.sz,
+        )
         return w.take(ELEMENT), read
 
     def _rhs(self, k: str, n: str):
         w, lay = self.w, self.lay
         w.level = ELEMENT
-        read = _load(w, self.arrays[self.dot.operands[1]], self.dot.operands[1],
-                     [("b", lay.rb), (k, lay.rc), (n, lay.rf)], self.sz)
+        read = _load(
+            w,
+            self.arrays[self.dot.operands[1]],
+            self.dot.operands[1],
+            [("b", lay.rb), (k, lay.rc), (n, lay.rf)],
+            self.sz,
+        )
         return w.take(ELEMENT), read
 
     def generate(self) -> Kernel:
@@ -146,12 +159,25 @@ class DotKernel:
         kind = "dot_skinny" if mb else "dot_tile"
         body = self.body
         lines = self.w.take(0) + lines
-        name, source = assemble(kind, len(body.params), len(body.outputs), 0, self.w.uses_err,
-                                len(self.sz.values), indent(lines))
+        name, source = assemble(
+            kind,
+            len(body.params),
+            len(body.outputs),
+            0,
+            self.w.uses_err,
+            len(self.sz.values),
+            indent(lines),
+        )
         lay = self.lay
-        return Kernel(name, kind, source, [p.dtype for p in body.params],
-                      [o.dtype for o in body.outputs], self.sz.values,
-                      {"B": lay.B, "M": lay.M, "N": lay.N, "rows_per_block": mb})
+        return Kernel(
+            name,
+            kind,
+            source,
+            [p.dtype for p in body.params],
+            [o.dtype for o in body.outputs],
+            self.sz.values,
+            {"B": lay.B, "M": lay.M, "N": lay.N, "rows_per_block": mb},
+        )
 
     def _tile(self) -> list[str]:
         sz, lay, t, zero = self.sz, self.lay, self.t, self.zero
@@ -160,40 +186,59 @@ class DotKernel:
         lhs_lines, lhs_read = self._lhs("m", "kk")
         rhs_lines, rhs_read = self._rhs("kk", "n")
         store = self._store("acc[r, c]")
-        return [
-            f"sa = cuda.shared.array(({TILE}, {BK}), {t})",
-            f"sb = cuda.shared.array(({BK}, {TILE}), {t})",
-            f"acc = cuda.local.array(({R}, {R}), {t})",
-            "tx = cuda.threadIdx.x", "ty = cuda.threadIdx.y", f"tid = ty * {T} + tx",
-            f"nb = cuda.blockIdx.x * {TILE}", f"mb = cuda.blockIdx.y * {TILE}",
-            "b = cuda.blockIdx.z",
-            f"for r in range({R}):", f"    for c in range({R}):", f"        acc[r, c] = {zero}",
-            f"for k0 in range(0, {K}, {BK}):",
-            f"    for e in range({TILE * BK // (T * T)}):",
-            f"        lin = tid + e * {T * T}",
-            f"        ra = lin // {BK}", f"        ca = lin % {BK}",
-            "        m = mb + ra", "        kk = k0 + ca",
-            f"        if m < {M} and kk < {K}:",
-        ] + indent(lhs_lines + [f"sa[ra, ca] = {lhs_read}"], 3) + [
-            "        else:", f"            sa[ra, ca] = {zero}",
-            f"        rb = lin // {TILE}", f"        cb = lin % {TILE}",
-            "        kk = k0 + rb", "        n = nb + cb",
-            f"        if kk < {K} and n < {N}:",
-        ] + indent(rhs_lines + [f"sb[rb, cb] = {rhs_read}"], 3) + [
-            "        else:", f"            sb[rb, cb] = {zero}",
-            "    cuda.syncthreads()",
-            f"    for q in range({BK}):",
-            f"        for r in range({R}):",
-            f"            av = sa[ty + r * {T}, q]",
-            f"            for c in range({R}):",
-            f"                {_mac('acc[r, c]', 'av', f'sb[q, tx + c * {T}]', self.dot.dtype)}",
-            "    cuda.syncthreads()",
-            f"for r in range({R}):",
-            f"    m = mb + ty + r * {T}",
-            f"    for c in range({R}):",
-            f"        n = nb + tx + c * {T}",
-            f"        if m < {M} and n < {N}:",
-        ] + indent(store, 3)
+        return (
+            [
+                f"sa = cuda.shared.array(({TILE}, {BK}), {t})",
+                f"sb = cuda.shared.array(({BK}, {TILE}), {t})",
+                f"acc = cuda.local.array(({R}, {R}), {t})",
+                "tx = cuda.threadIdx.x",
+                "ty = cuda.threadIdx.y",
+                f"tid = ty * {T} + tx",
+                f"nb = cuda.blockIdx.x * {TILE}",
+                f"mb = cuda.blockIdx.y * {TILE}",
+                "b = cuda.blockIdx.z",
+                f"for r in range({R}):",
+                f"    for c in range({R}):",
+                f"        acc[r, c] = {zero}",
+                f"for k0 in range(0, {K}, {BK}):",
+                f"    for e in range({TILE * BK // (T * T)}):",
+                f"        lin = tid + e * {T * T}",
+                f"        ra = lin // {BK}",
+                f"        ca = lin % {BK}",
+                "        m = mb + ra",
+                "        kk = k0 + ca",
+                f"        if m < {M} and kk < {K}:",
+            ]
+            + indent(lhs_lines + [f"sa[ra, ca] = {lhs_read}"], 3)
+            + [
+                "        else:",
+                f"            sa[ra, ca] = {zero}",
+                f"        rb = lin // {TILE}",
+                f"        cb = lin % {TILE}",
+                "        kk = k0 + rb",
+                "        n = nb + cb",
+                f"        if kk < {K} and n < {N}:",
+            ]
+            + indent(rhs_lines + [f"sb[rb, cb] = {rhs_read}"], 3)
+            + [
+                "        else:",
+                f"            sb[rb, cb] = {zero}",
+                "    cuda.syncthreads()",
+                f"    for q in range({BK}):",
+                f"        for r in range({R}):",
+                f"            av = sa[ty + r * {T}, q]",
+                f"            for c in range({R}):",
+                "                "
+                + _mac("acc[r, c]", "av", f"sb[q, tx + c * {T}]", self.dot.dtype),
+                "    cuda.syncthreads()",
+                f"for r in range({R}):",
+                f"    m = mb + ty + r * {T}",
+                f"    for c in range({R}):",
+                f"        n = nb + tx + c * {T}",
+                f"        if m < {M} and n < {N}:",
+            ]
+            + indent(store, 3)
+        )
 
     def _skinny(self, mb: int) -> list[str]:
         sz, lay, t, zero = self.sz, self.lay, self.t, self.zero
@@ -201,36 +246,45 @@ class DotKernel:
         lhs_lines, lhs_read = self._lhs("m", "kk")
         rhs_lines, rhs_read = self._rhs("kq", "n")
         store = self._store("acc[r]")
-        return [
-            f"sa = cuda.shared.array(({mb}, {SKINNY_K}), {t})",
-            f"acc = cuda.local.array({mb}, {t})",
-            "tx = cuda.threadIdx.x",
-            "T = cuda.blockDim.x",
-            "n = cuda.blockIdx.x * T + tx",
-            f"mb = cuda.blockIdx.y * {mb}",
-            "b = cuda.blockIdx.z",
-            f"for r in range({mb}):", f"    acc[r] = {zero}",
-            f"for k0 in range(0, {K}, {SKINNY_K}):",
-            f"    for r in range({mb}):",
-            "        m = mb + r",
-            f"        for c in range(tx, {SKINNY_K}, T):",
-            "            kk = k0 + c",
-            f"            if m < {M} and kk < {K}:",
-        ] + indent(lhs_lines + [f"sa[r, c] = {lhs_read}"], 4) + [
-            "            else:", f"                sa[r, c] = {zero}",
-            "    cuda.syncthreads()",
-            f"    if n < {N}:",
-            f"        for q in range(min({SKINNY_K}, {K} - k0)):",
-            "            kq = k0 + q",
-        ] + indent(rhs_lines + [f"bv = {rhs_read}"], 3) + [
-            f"            for r in range({mb}):",
-            f"                {_mac('acc[r]', 'sa[r, q]', 'bv', self.dot.dtype)}",
-            "    cuda.syncthreads()",
-            f"if n < {N}:",
-            f"    for r in range({mb}):",
-            "        m = mb + r",
-            f"        if m < {M}:",
-        ] + indent(store, 3)
+        return (
+            [
+                f"sa = cuda.shared.array(({mb}, {SKINNY_K}), {t})",
+                f"acc = cuda.local.array({mb}, {t})",
+                "tx = cuda.threadIdx.x",
+                "T = cuda.blockDim.x",
+                "n = cuda.blockIdx.x * T + tx",
+                f"mb = cuda.blockIdx.y * {mb}",
+                "b = cuda.blockIdx.z",
+                f"for r in range({mb}):",
+                f"    acc[r] = {zero}",
+                f"for k0 in range(0, {K}, {SKINNY_K}):",
+                f"    for r in range({mb}):",
+                "        m = mb + r",
+                f"        for c in range(tx, {SKINNY_K}, T):",
+                "            kk = k0 + c",
+                f"            if m < {M} and kk < {K}:",
+            ]
+            + indent(lhs_lines + [f"sa[r, c] = {lhs_read}"], 4)
+            + [
+                "            else:",
+                f"                sa[r, c] = {zero}",
+                "    cuda.syncthreads()",
+                f"    if n < {N}:",
+                f"        for q in range(min({SKINNY_K}, {K} - k0)):",
+                "            kq = k0 + q",
+            ]
+            + indent(rhs_lines + [f"bv = {rhs_read}"], 3)
+            + [
+                f"            for r in range({mb}):",
+                f"                {_mac('acc[r]', 'sa[r, q]', 'bv', self.dot.dtype)}",
+                "    cuda.syncthreads()",
+                f"if n < {N}:",
+                f"    for r in range({mb}):",
+                "        m = mb + r",
+                f"        if m < {M}:",
+            ]
+            + indent(store, 3)
+        )
 
 
 def dot_kernel(body: Graph) -> Kernel:

@@ -181,8 +181,9 @@ class BodyEmitter:
         if n in self.bound:
             want = self.bound_index[n]
             if idx != want:
-                raise LayoutError(f"{op} result read at {[i for i, _ in idx]}, not at "
-                                  f"{[i for i, _ in want]}")
+                raise LayoutError(
+                    f"{op} result read at {[i for i, _ in idx]}, not at {[i for i, _ in want]}"
+                )
             return self.bound[n]
         if self.hooks is not None:
             got = self.hooks[0](n, idx)
@@ -204,8 +205,10 @@ class BodyEmitter:
             level = max(lv for _, lv in args)
             dtype = n.operands[-1].dtype if op == "select" else n.operands[0].dtype
             texts = [t for t, _ in args]
-            out = self._emit(level, lambda: lower(op, dtype, n.dtype, texts, n.attrs, self.w)), \
-                level
+            out = (
+                self._emit(level, lambda: lower(op, dtype, n.dtype, texts, n.attrs, self.w)),
+                level,
+            )
             if self.hooks is not None:
                 self.hooks[1](n, idx, out)
             return out
@@ -215,8 +218,11 @@ class BodyEmitter:
         if op == "broadcast_in_dim":
             (x,) = n.operands
             dims = n.attrs["broadcast_dimensions"]
-            return (yield self._memoized(x, tuple(ZERO if x.shape[k] == 1 else idx[d]
-                                                  for k, d in enumerate(dims))))
+            return (
+                yield self._memoized(
+                    x, tuple(ZERO if x.shape[k] == 1 else idx[d] for k, d in enumerate(dims))
+                )
+            )
         if op == "transpose":
             (x,) = n.operands
             sub = [None] * x.ndim
@@ -226,8 +232,7 @@ class BodyEmitter:
         if op == "slice":
             (x,) = n.operands
             sub = []
-            for (text, lv), s, st, size in zip(idx, n.attrs["start"], n.attrs["stride"],
-                                               x.shape):
+            for (text, lv), s, st, size in zip(idx, n.attrs["start"], n.attrs["stride"], x.shape):
                 if size == 1:
                     sub.append(ZERO)
                     continue
@@ -278,8 +283,11 @@ class BodyEmitter:
         for k, (o, lo, hi) in enumerate(parts):
             branched = len(parts) > 1
             if branched:
-                w.open("else:" if k == len(parts) - 1 else
-                       f"{'if' if k == 0 else 'elif'} {text} < {self.sz(hi)}:")
+                w.open(
+                    "else:"
+                    if k == len(parts) - 1
+                    else f"{'if' if k == 0 else 'elif'} {text} < {self.sz(hi)}:"
+                )
             shifted = text if lo == 0 else f"({text} - {self.sz(lo)})"
             sub = list(idx)
             sub[dim] = ZERO if o.shape[dim] == 1 else (shifted, level)
@@ -298,7 +306,7 @@ class BodyEmitter:
         w = self.w
         x, ind = n.operands
         axis = n.attrs["axis"]
-        raw, level = yield self._memoized(ind, idx[axis:axis + ind.ndim])
+        raw, level = yield self._memoized(ind, idx[axis : axis + ind.ndim])
         size = self.sz(x.shape[axis])
         saved = w.level
         w.level = level
@@ -311,4 +319,4 @@ class BodyEmitter:
         w.level = saved
         # an axis of extent 1 is read at 0 (the index is still checked above)
         k_comp = ZERO if x.shape[axis] == 1 else (k, level)
-        return (yield self._memoized(x, idx[:axis] + (k_comp,) + idx[axis + ind.ndim:]))
+        return (yield self._memoized(x, idx[:axis] + (k_comp,) + idx[axis + ind.ndim :]))

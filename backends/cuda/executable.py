@@ -45,9 +45,13 @@ _ERRORS = {
     ERR_NOT_POSITIVE_DEFINITE: (np.linalg.LinAlgError, "Matrix is not positive definite"),
 }
 # The primitive behind each code (jitc.core.failures names the nodes that can fail so).
-_FAILURE_OF = {ERR_INDEX: failures.GATHER, ERR_NEGATIVE_POWER: failures.NEGATIVE_POWER,
-               ERR_SCATTER: failures.SCATTER, ERR_SINGULAR: failures.LINALG,
-               ERR_NOT_POSITIVE_DEFINITE: failures.LINALG}
+_FAILURE_OF = {
+    ERR_INDEX: failures.GATHER,
+    ERR_NEGATIVE_POWER: failures.NEGATIVE_POWER,
+    ERR_SCATTER: failures.SCATTER,
+    ERR_SINGULAR: failures.LINALG,
+    ERR_NOT_POSITIVE_DEFINITE: failures.LINALG,
+}
 
 
 class CudaExecutable(Executable):
@@ -59,8 +63,10 @@ class CudaExecutable(Executable):
             modules.dump(graph.name, self.program.kernels, config.DUMP_DIR)
         policy = launch.SIMULATOR if self.device.simulator else launch.GPU
         self.functions = {k.name: modules.load(k) for k in self.program.kernels}
-        self.configs = [launch.config(s.kernel, policy) if isinstance(s, Launch) else None
-                        for s in self.program.steps]
+        self.configs = [
+            launch.config(s.kernel, policy) if isinstance(s, Launch) else None
+            for s in self.program.steps
+        ]
         # Per step, the device's faster launch once the kernel has launched once (CuPy's).
         self.direct = [None] * len(self.program.steps)
         self.uses_err = any(k.uses_err for k in self.program.kernels)
@@ -76,8 +82,9 @@ class CudaExecutable(Executable):
 
     def run(self, *arrays):
         if len(arrays) != self.n_params:
-            raise TypeError(f"{self.graph.name}: expected {self.n_params} arrays, "
-                            f"got {len(arrays)}")
+            raise TypeError(
+                f"{self.graph.name}: expected {self.n_params} arrays, got {len(arrays)}"
+            )
         guard = self._simulator_guard() if self.device.simulator else contextlib.nullcontext()
         with guard:
             outs = self._run(arrays)
@@ -101,12 +108,13 @@ class CudaExecutable(Executable):
         for b in self.program.buffers:
             if b.kind == "param":
                 a = arrays[b.index]
-                bufs.append(dev.adopt(a) if is_device_array(a) else
-                            dev.upload(np.asarray(a, dtype=b.dtype)))
+                bufs.append(
+                    dev.adopt(a) if is_device_array(a) else dev.upload(np.asarray(a, dtype=b.dtype))
+                )
             elif b.kind == "const":
                 bufs.append(self._constant(len(bufs), b))
             elif b.kind == "view":
-                bufs.append(bufs[b.index][b.offset:b.offset + b.size])
+                bufs.append(bufs[b.index][b.offset : b.offset + b.size])
             else:
                 bufs.append(dev.empty(b.size, b.dtype))
         err = dev.zeros_int32(1) if self.uses_err else None
@@ -122,14 +130,17 @@ class CudaExecutable(Executable):
             if code:
                 exc, message = _ERRORS[code]
                 kind = _FAILURE_OF[code]
-                raise failures.located(failures.sites(self.graph, kind), kind, exc,
-                                       f"{self.graph.name}: {message}")
+                raise failures.located(
+                    failures.sites(self.graph, kind), kind, exc, f"{self.graph.name}: {message}"
+                )
         outs = []
-        for bid, shape, alias in zip(self.program.outputs, self.program.output_shapes,
-                                     self.program.output_aliases_input):
+        for bid, shape, alias in zip(
+            self.program.outputs, self.program.output_shapes, self.program.output_aliases_input
+        ):
             if on_device:
-                outs.append(dev.to_result(dev.copy(bufs[bid]) if alias else bufs[bid], shape,
-                                          numba_arrays))
+                outs.append(
+                    dev.to_result(dev.copy(bufs[bid]) if alias else bufs[bid], shape, numba_arrays)
+                )
             else:
                 outs.append(dev.to_host(bufs[bid], shape))
         if on_device:
@@ -154,8 +165,7 @@ class CudaExecutable(Executable):
         if direct is not None:
             direct(args)
         else:
-            self.direct[i] = self.device.launch(self.functions[k.name], cfg.grid, cfg.block,
-                                                args)
+            self.direct[i] = self.device.launch(self.functions[k.name], cfg.grid, cfg.block, args)
 
     def _library_dot(self, step: LibraryDot, bufs):
         """cuBLAS through cupy.matmul on (B, M, K) x (B, K, N) views (GPU with CuPy only)."""
@@ -166,16 +176,16 @@ class CudaExecutable(Executable):
         lhs = bufs[step.lhs].reshape(lhs_node.shape).transpose(tuple(lay.lb + lay.lf + lay.lc))
         rhs = bufs[step.rhs].reshape(rhs_node.shape).transpose(tuple(lay.rb + lay.rc + lay.rf))
         out = bufs[step.out].reshape(lay.B, lay.M, lay.N)
-        self.device.matmul(lhs.reshape(lay.B, lay.M, lay.K), rhs.reshape(lay.B, lay.K, lay.N),
-                           out)
+        self.device.matmul(lhs.reshape(lay.B, lay.M, lay.K), rhs.reshape(lay.B, lay.K, lay.N), out)
 
     # -- introspection
     def stats(self) -> dict:
         from jitc.fusion.stats import graph_stats
 
         stats = graph_stats(self.graph)
-        stats["launches"] = sum(1 for s in self.program.steps
-                                if isinstance(s, (Launch, LibraryDot)))
+        stats["launches"] = sum(
+            1 for s in self.program.steps if isinstance(s, (Launch, LibraryDot))
+        )
         return stats
 
     def as_text(self, stage: str = "ptx", arch: str = "sm_90") -> str:
@@ -185,6 +195,8 @@ class CudaExecutable(Executable):
         if stage == "kernels":
             return "\n\n".join(k.source for k in self.program.kernels)
         if stage == "ptx":
-            return "\n".join(f"// jitc kernel {name} ({arch})\n{ptx}"
-                             for name, ptx in program_ptx(self.program, arch).items())
+            return "\n".join(
+                f"// jitc kernel {name} ({arch})\n{ptx}"
+                for name, ptx in program_ptx(self.program, arch).items()
+            )
         raise ValueError(f"cuda backend: unknown stage {stage!r}; use 'ptx' or 'kernels'")

@@ -26,8 +26,11 @@ from jitc.backends.cuda.devlib import *  # noqa: F401,F403  (nv, NAN, INF, the c
 NUMBA_TYPE = {d: "boolean" if d.kind == "b" else d.name for d in SUPPORTED}
 # the cast name of the element type of shared and local arrays that hold values (float16
 # values are float32s)
-DTYPE_NAME = {**{d: name for d, name in CAST.items()}, np.dtype(np.bool_): "b1",
-              np.dtype(np.float16): "f32"}
+DTYPE_NAME = {
+    **{d: name for d, name in CAST.items()},
+    np.dtype(np.bool_): "b1",
+    np.dtype(np.float16): "f32",
+}
 
 
 @dataclass
@@ -55,12 +58,23 @@ class Kernel:
         return types + ["int64"] * len(self.sizes)
 
 
-def assemble(kind: str, n_inputs: int, n_outputs: int, n_scratch: int, uses_err: bool,
-             n_sizes: int, body_lines: list[str]) -> tuple[str, str]:
+def assemble(
+    kind: str,
+    n_inputs: int,
+    n_outputs: int,
+    n_scratch: int,
+    uses_err: bool,
+    n_sizes: int,
+    body_lines: list[str],
+) -> tuple[str, str]:
     """(name, module source) for a kernel whose body is `body_lines` (indented one level)."""
-    args = ([f"a{k}" for k in range(n_inputs)] + [f"out{k}" for k in range(n_outputs)]
-            + [f"sc{k}" for k in range(n_scratch)] + (["err"] if uses_err else [])
-            + [f"n{k}" for k in range(n_sizes)])
+    args = (
+        [f"a{k}" for k in range(n_inputs)]
+        + [f"out{k}" for k in range(n_outputs)]
+        + [f"sc{k}" for k in range(n_scratch)]
+        + (["err"] if uses_err else [])
+        + [f"n{k}" for k in range(n_sizes)]
+    )
     text = "\n".join(["def KERNEL(" + ", ".join(args) + "):"] + body_lines) + "\n"
     name = f"{kind}_{hashlib.sha1(text.encode()).hexdigest()[:10]}"
     return name, HEADER + "\n\n" + text.replace("def KERNEL(", f"def {name}(", 1)

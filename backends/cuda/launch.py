@@ -19,20 +19,26 @@ MAX_GRID_YZ = 65535
 
 @dataclass(frozen=True)
 class Policy:
-    max_threads: int   # of a loop block, and of a skinny dot block (<= SKINNY_THREADS)
+    max_threads: int  # of a loop block, and of a skinny dot block (<= SKINNY_THREADS)
     max_blocks: int
-    max_lanes: int     # threads per row of a reduction
+    max_lanes: int  # threads per row of a reduction
     max_lanes_across_rows: int  # the same when rows, not lanes, run along threadIdx.x
-    row_threads: int   # threads of a reduction block
+    row_threads: int  # threads of a reduction block
 
 
-GPU = Policy(max_threads=256, max_blocks=8192, max_lanes=256, max_lanes_across_rows=8,
-             row_threads=MAX_THREADS)
+GPU = Policy(
+    max_threads=256,
+    max_blocks=8192,
+    max_lanes=256,
+    max_lanes_across_rows=8,
+    row_threads=MAX_THREADS,
+)
 # The simulator starts one Python thread per CUDA thread for every block: a few threads and
 # at most two blocks still run every code path (several lanes, several rows per block,
 # grid-stride loops, skinny dots over several blocks).
-SIMULATOR = Policy(max_threads=16, max_blocks=2, max_lanes=4, max_lanes_across_rows=2,
-                   row_threads=8)
+SIMULATOR = Policy(
+    max_threads=16, max_blocks=2, max_lanes=4, max_lanes_across_rows=2, row_threads=8
+)
 
 
 def _pow2_at_least(n: int) -> int:
@@ -61,8 +67,9 @@ def config(kernel: Kernel, policy: Policy) -> Config:
     info = kernel.launch
     if kernel.kind in ("loop", "matrix"):  # a matrix kernel: a thread per matrix, scratch
         t = min(policy.max_threads, _pow2_at_least(info["total"]))
-        return Config((min(_ceil(info["total"], t), policy.max_blocks),), (t,),
-                      info.get("scratch", 0))
+        return Config(
+            (min(_ceil(info["total"], t), policy.max_blocks),), (t,), info.get("scratch", 0)
+        )
     if kernel.kind == "reduction":
         rows, rlen = info["rows"], info["rlen"]
         lanes = min(_pow2_at_least(rlen), policy.max_lanes)
@@ -81,6 +88,8 @@ def config(kernel: Kernel, policy: Policy) -> Config:
         t = min(SKINNY_THREADS, policy.max_threads, _pow2_at_least(N))
         grid, block = (_ceil(N, t), _ceil(M, info["rows_per_block"]), B), (t,)
     if grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
-        raise JitcError(f"cuda backend: a dot of {B} x {M} x {N} needs a grid of {grid} "
-                        f"blocks; CUDA allows at most {MAX_GRID_YZ} along y and z")
+        raise JitcError(
+            f"cuda backend: a dot of {B} x {M} x {N} needs a grid of {grid} "
+            f"blocks; CUDA allows at most {MAX_GRID_YZ} along y and z"
+        )
     return Config(grid, block)

@@ -23,12 +23,24 @@ from jitc.core.ir import Node
 def _lu(m: str, k: str | None) -> list[str]:
     """Eliminate below the diagonal of sc0 (row-major, at A) with partial pivoting, the
     same row operations on out0's k columns (at X) when k is given; `singular` is set."""
-    rhs_swap = [f"        for j in range({k}):",
-                f"            t = out0[X + c * {k} + j]",
-                f"            out0[X + c * {k} + j] = out0[X + r * {k} + j]",
-                f"            out0[X + r * {k} + j] = t"] if k else []
-    rhs_sub = [f"        for j in range({k}):",
-               f"            out0[X + i * {k} + j] -= l * out0[X + c * {k} + j]"] if k else []
+    rhs_swap = (
+        [
+            f"        for j in range({k}):",
+            f"            t = out0[X + c * {k} + j]",
+            f"            out0[X + c * {k} + j] = out0[X + r * {k} + j]",
+            f"            out0[X + r * {k} + j] = t",
+        ]
+        if k
+        else []
+    )
+    rhs_sub = (
+        [
+            f"        for j in range({k}):",
+            f"            out0[X + i * {k} + j] -= l * out0[X + c * {k} + j]",
+        ]
+        if k
+        else []
+    )
     return [
         "singular = False",
         "sign = 1",
@@ -91,20 +103,31 @@ def linalg_kernel(node: Node) -> Kernel:
         if kind == "solve":
             body += [f"for e in range({m} * {k}):", "    out0[X + e] = a1[X + e]"]
         else:
-            body += [f"for i in range({m}):", f"    for j in range({m}):",
-                     f"        out0[X + i * {m} + j] = {cast}(1) if i == j else {cast}(0)"]
+            body += [
+                f"for i in range({m}):",
+                f"    for j in range({m}):",
+                f"        out0[X + i * {m} + j] = {cast}(1) if i == j else {cast}(0)",
+            ]
         body += _lu(m, k)
         body += ["if singular:", f"    err[0] = {ERR_SINGULAR}", "    continue"]
         body += _back_substitute(m, k)
     elif kind == "slogdet":
         body += _lu(m, None)
-        body += [f"logdet = {cast}(0)",
-                 "if singular:", f"    out0[2 * p] = {cast}(0)", "    out0[2 * p + 1] = -INF",
-                 "    continue",
-                 f"for i in range({m}):", f"    d = sc0[A + i * {m} + i]",
-                 "    if d < 0:", "        sign = -sign", "        d = -d",
-                 f"    logdet += nv.log{suffix}(d)",
-                 f"out0[2 * p] = {cast}(sign)", "out0[2 * p + 1] = logdet"]
+        body += [
+            f"logdet = {cast}(0)",
+            "if singular:",
+            f"    out0[2 * p] = {cast}(0)",
+            "    out0[2 * p + 1] = -INF",
+            "    continue",
+            f"for i in range({m}):",
+            f"    d = sc0[A + i * {m} + i]",
+            "    if d < 0:",
+            "        sign = -sign",
+            "        d = -d",
+            f"    logdet += nv.log{suffix}(d)",
+            f"out0[2 * p] = {cast}(sign)",
+            "out0[2 * p + 1] = logdet",
+        ]
     else:
         # L[i, j] lives (and a is read) at i * m + j; the upper factor is L transposed
         def at(i, j):
@@ -132,8 +155,17 @@ def linalg_kernel(node: Node) -> Kernel:
         ]
     lines = [f"for p in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"] + indent(body)
     n_inputs = 2 if kind == "solve" else 1
-    name, source = assemble("matrix", n_inputs, 1, int(scratch), kind != "slogdet",
-                            len(sz.values), indent(lines))
-    return Kernel(name, "matrix", source, [o.dtype for o in node.operands], [node.dtype],
-                  sz.values, {"total": batch_value, "scratch": batch_value * m_value ** 2},
-                  scratch=[dtype] if scratch else [], uses_err=kind != "slogdet")
+    name, source = assemble(
+        "matrix", n_inputs, 1, int(scratch), kind != "slogdet", len(sz.values), indent(lines)
+    )
+    return Kernel(
+        name,
+        "matrix",
+        source,
+        [o.dtype for o in node.operands],
+        [node.dtype],
+        sz.values,
+        {"total": batch_value, "scratch": batch_value * m_value**2},
+        scratch=[dtype] if scratch else [],
+        uses_err=kind != "slogdet",
+    )

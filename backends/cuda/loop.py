@@ -33,8 +33,16 @@ def loop_kernel(body: Graph) -> Kernel:
         w.line(f"out{k}[flat] = {store(o.dtype, v)}")
     lines = w.take(0) + [f"for flat in range(cuda.grid(1), {n_total}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
-    name, source = assemble("loop", len(body.params), len(body.outputs), 0, w.uses_err,
-                            len(sz.values), indent(lines))
-    return Kernel(name, "loop", source, [p.dtype for p in body.params],
-                  [o.dtype for o in body.outputs], sz.values, {"total": total},
-                  uses_err=w.uses_err)
+    name, source = assemble(
+        "loop", len(body.params), len(body.outputs), 0, w.uses_err, len(sz.values), indent(lines)
+    )
+    return Kernel(
+        name,
+        "loop",
+        source,
+        [p.dtype for p in body.params],
+        [o.dtype for o in body.outputs],
+        sz.values,
+        {"total": total},
+        uses_err=w.uses_err,
+    )

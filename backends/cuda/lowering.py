@@ -24,10 +24,21 @@ HALF, SINGLE = np.dtype(np.float16), np.dtype(np.float32)
 # its float16 array by `f32(...)`, rounded after every op that makes one by `f32(f16(...))`
 # (NumPy's float16 loops: the op in float32, the result rounded to float16), stored by
 # `f16(...)`; its "cast" is that rounding.
-CAST = {np.dtype(d): name for d, name in (
-    (np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
-    (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"), (np.uint64, "u64"),
-    (np.float32, "f32"), (np.float64, "f64"))}
+CAST = {
+    np.dtype(d): name
+    for d, name in (
+        (np.int8, "i8"),
+        (np.int16, "i16"),
+        (np.int32, "i32"),
+        (np.int64, "i64"),
+        (np.uint8, "u8"),
+        (np.uint16, "u16"),
+        (np.uint32, "u32"),
+        (np.uint64, "u64"),
+        (np.float32, "f32"),
+        (np.float64, "f64"),
+    )
+}
 
 
 def value_dtype(dtype) -> np.dtype:
@@ -47,13 +58,38 @@ def store(dtype, value: str) -> str:
 
 # NumPy ufunc name -> libdevice base name; the float32 routine is the name + "f".
 LIBDEVICE = {
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
-    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
-    "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
-    "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "rint": "rint", "trunc": "trunc",
-    "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
-    "power": "pow", "signbit": "signbit", "nextafter": "nextafter",
+    "exp": "exp",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "sqrt": "sqrt",
+    "cbrt": "cbrt",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "floor": "floor",
+    "ceil": "ceil",
+    "rint": "rint",
+    "trunc": "trunc",
+    "arctan2": "atan2",
+    "hypot": "hypot",
+    "copysign": "copysign",
+    "fmod": "fmod",
+    "power": "pow",
+    "signbit": "signbit",
+    "nextafter": "nextafter",
 }
 
 # error codes a kernel stores in its err[0] (the driver raises the matching exception)
@@ -136,8 +172,10 @@ def _to_signed(a, src, dst, out: Statements) -> str:
     bits = dst.itemsize * 8
     lo, hi = literal(-(2.0 ** (bits - 1)), src), literal(2.0 ** (bits - 1), src)
     v = out.tmp()
-    out.line(f"{v} = {CAST[dst]}({a}) if ({a} >= {lo} and {a} < {hi}) else "
-             f"{literal(np.iinfo(dst).min, dst)}")
+    out.line(
+        f"{v} = {CAST[dst]}({a}) if ({a} >= {lo} and {a} < {hi}) else "
+        f"{literal(np.iinfo(dst).min, dst)}"
+    )
     return v
 
 
@@ -152,10 +190,10 @@ def _float_to_int(a, src, dst, out: Statements) -> str:
         return cast(_to_signed(a, src, i32, out), dst)
     if dst == np.dtype(np.uint32):
         return cast(_to_signed(a, src, i64, out), dst)
-    big, v, d = literal(2.0 ** 63, src), out.tmp(), out.tmp()
+    big, v, d = literal(2.0**63, src), out.tmp(), out.tmp()
     out.open(f"if {a} >= {big}:")
     out.line(f"{d} = {cast(f'{a} - {big}', src)}")
-    out.line(f"{v} = u64({_to_signed(d, src, i64, out)}) ^ u64({2 ** 63})")
+    out.line(f"{v} = u64({_to_signed(d, src, i64, out)}) ^ u64({2**63})")
     out.close()
     out.open("else:")
     out.line(f"{v} = u64({_to_signed(a, src, i64, out)})")
@@ -176,6 +214,7 @@ def _convert(a, src, dst, out: Statements) -> str:
 
 # Integer helpers write every literal in the operands' dtype: numba compares and combines a
 # uint64 with an int64 literal in float64.
+
 
 def _int_floor_divide(a, b, dtype, out):
     """NumPy's: 0 for a zero divisor, INT_MIN // -1 wraps (LLVM's sdiv would trap)."""
@@ -198,8 +237,9 @@ def _int_remainder(a, b, dtype, out, c_semantics):
     t, zero = CAST[dtype], literal(0, dtype)
     r = out.tmp()
     signed = dtype.kind == "i"
-    out.open(f"if {b} == {zero} or {b} == {literal(-1, dtype)}:" if signed else
-             f"if {b} == {zero}:")
+    out.open(
+        f"if {b} == {zero} or {b} == {literal(-1, dtype)}:" if signed else f"if {b} == {zero}:"
+    )
     out.line(f"{r} = {zero}")
     out.close()
     out.open("else:")
@@ -286,8 +326,11 @@ def _shift(a, b, dtype, left, out):
     r = out.tmp()
     past = f"{b} >= {literal(dtype.itemsize * 8, dtype)}"
     out.open(f"if {b} < {zero} or {past}:" if dtype.kind == "i" else f"if {past}:")
-    out.line(f"{r} = {zero}" if left or dtype.kind == "u" else
-             f"{r} = {literal(-1, dtype)} if {a} < {zero} else {zero}")
+    out.line(
+        f"{r} = {zero}"
+        if left or dtype.kind == "u"
+        else f"{r} = {literal(-1, dtype)} if {a} < {zero} else {zero}"
+    )
     out.close()
     out.open("else:")
     out.line(f"{r} = {t}({a} {'<<' if left else '>>'} {b})")
@@ -304,13 +347,16 @@ def _logaddexp(a, b, dtype, base2, out):
         same = f"{t}({a} + {literal(1, dtype)})"
 
         def tail(v):
-            return (f"{t}({literal(1 / math.log(2), dtype)} * "
-                    f"{nv_call('log1p', dtype, [nv_call('exp2', dtype, [v])])})")
+            return (
+                f"{t}({literal(1 / math.log(2), dtype)} * "
+                f"{nv_call('log1p', dtype, [nv_call('exp2', dtype, [v])])})"
+            )
     else:
         same = f"{t}({a} + {literal(math.log(2), dtype)})"
 
         def tail(v):
             return nv_call("log1p", dtype, [nv_call("exp", dtype, [v])])
+
     out.open(f"if {a} == {b}:")  # equal infinities too
     out.line(f"{r} = {same}")
     out.close()
@@ -343,24 +389,48 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         wide = lower(op, SINGLE, SINGLE if result == HALF else result, args, attrs, out)
         return cast(wide, HALF) if result == HALF else wide
     if kind == "b":
-        bool_ops = {"add": f"({a} | {b})", "maximum": f"({a} | {b})", "fmax": f"({a} | {b})",
-                    "multiply": f"({a} & {b})", "minimum": f"({a} & {b})",
-                    "fmin": f"({a} & {b})", "invert": f"(not {a})", "absolute": a,
-                    "square": a, "sign": a, "floor": a, "ceil": a, "trunc": a, "rint": a,
-                    "bitwise_and": f"({a} & {b})", "bitwise_or": f"({a} | {b})",
-                    "bitwise_xor": f"({a} != {b})", "signbit": "False",
-                    "isnan": "False", "isinf": "False", "isfinite": "True"}
+        bool_ops = {
+            "add": f"({a} | {b})",
+            "maximum": f"({a} | {b})",
+            "fmax": f"({a} | {b})",
+            "multiply": f"({a} & {b})",
+            "minimum": f"({a} & {b})",
+            "fmin": f"({a} & {b})",
+            "invert": f"(not {a})",
+            "absolute": a,
+            "square": a,
+            "sign": a,
+            "floor": a,
+            "ceil": a,
+            "trunc": a,
+            "rint": a,
+            "bitwise_and": f"({a} & {b})",
+            "bitwise_or": f"({a} | {b})",
+            "bitwise_xor": f"({a} != {b})",
+            "signbit": "False",
+            "isnan": "False",
+            "isinf": "False",
+            "isfinite": "True",
+        }
         if op in bool_ops:
             return bool_ops[op]
-    compare = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=",
-               "greater": ">", "greater_equal": ">="}
+    compare = {
+        "equal": "==",
+        "not_equal": "!=",
+        "less": "<",
+        "less_equal": "<=",
+        "greater": ">",
+        "greater_equal": ">=",
+    }
     if op in compare:
         return f"({a} {compare[op]} {b})"
     zero = literal(0, dtype)
-    logical = {"logical_and": f"(({a} != {zero}) & ({b} != {zero}))",
-               "logical_or": f"(({a} != {zero}) | ({b} != {zero}))",
-               "logical_xor": f"(({a} != {zero}) != ({b} != {zero}))",
-               "logical_not": f"({a} == {zero})"}
+    logical = {
+        "logical_and": f"(({a} != {zero}) & ({b} != {zero}))",
+        "logical_or": f"(({a} != {zero}) | ({b} != {zero}))",
+        "logical_xor": f"(({a} != {zero}) != ({b} != {zero}))",
+        "logical_not": f"({a} == {zero})",
+    }
     if op in logical:
         return logical[op]
     t = CAST.get(result)
@@ -368,8 +438,7 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "nextafter":
             # NumPy computes x + y when either is NaN, which on x86 is that NaN itself (x's
             # when both are); libdevice gives the GPU's canonical NaN 0x7fffffff instead.
-            return (f"({a} if {a} != {a} else ({b} if {b} != {b} else "
-                    f"{nv_call(op, dtype, args)}))")
+            return f"({a} if {a} != {a} else ({b} if {b} != {b} else {nv_call(op, dtype, args)}))"
         if op in LIBDEVICE and op != "signbit":
             return nv_call(op, dtype, args)
         if op == "signbit":
@@ -379,8 +448,10 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "isinf":
             return f"(({a} == {literal(math.inf, dtype)}) | ({a} == {literal(-math.inf, dtype)}))"
         if op == "isfinite":
-            return (f"(({a} == {a}) & ({a} != {literal(math.inf, dtype)}) & "
-                    f"({a} != {literal(-math.inf, dtype)}))")
+            return (
+                f"(({a} == {a}) & ({a} != {literal(math.inf, dtype)}) & "
+                f"({a} != {literal(-math.inf, dtype)}))"
+            )
         if op == "floor_divide":
             return _float_floor_divide(a, b, dtype, out)
         if op == "remainder":
@@ -391,8 +462,10 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
             return _logaddexp(a, b, dtype, True, out)
         if op == "sign":
             one = literal(1, dtype)
-            return (f"({one} if {a} > {zero} else (-{one} if {a} < {zero} else "
-                    f"({a} if {a} != {a} else {zero})))")
+            return (
+                f"({one} if {a} > {zero} else (-{one} if {a} < {zero} else "
+                f"({a} if {a} != {a} else {zero})))"
+            )
         if op == "reciprocal":
             return f"{t}({literal(1, dtype)} / {a})"
         if op == "divide":
@@ -412,8 +485,11 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "signbit":
             return f"({a} < {zero})" if signed else "False"
         if op == "sign":
-            return (f"{t}(1 if {a} > {zero} else (-1 if {a} < {zero} else 0))" if signed
-                    else f"{t}({a} != {zero})")
+            return (
+                f"{t}(1 if {a} > {zero} else (-1 if {a} < {zero} else 0))"
+                if signed
+                else f"{t}({a} != {zero})"
+            )
         if op == "floor_divide":
             return _int_floor_divide(a, b, dtype, out)
         if op == "remainder":
@@ -432,8 +508,10 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
             one = literal(1, dtype)
             if not signed:
                 return f"({t}({a} == {one}) if {a} != {zero} else {at_zero})"
-            return (f"({t}(1 if {a} == {one} else (-1 if {a} == {literal(-1, dtype)} else 0)) "
-                    f"if {a} != {zero} else {at_zero})")
+            return (
+                f"({t}(1 if {a} == {one} else (-1 if {a} == {literal(-1, dtype)} else 0)) "
+                f"if {a} != {zero} else {at_zero})"
+            )
         if op == "invert":
             return f"{t}(~{a})"
         if op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
@@ -442,13 +520,22 @@ def lower(op, dtype, result, args, attrs, out: Statements) -> str:
         if op == "absolute" and not signed:
             return a
     if kind in "iuf":
-        arith = {"add": f"{a} + {b}", "subtract": f"{a} - {b}",
-                 "multiply": multiply(a, b, dtype), "square": multiply(a, a, dtype),
-                 "negative": f"-{a}", "absolute": f"abs({a})"}
+        arith = {
+            "add": f"{a} + {b}",
+            "subtract": f"{a} - {b}",
+            "multiply": multiply(a, b, dtype),
+            "square": multiply(a, a, dtype),
+            "negative": f"-{a}",
+            "absolute": f"abs({a})",
+        }
         if op in arith:
             return f"{t}({arith[op]})"
-        nan_first = {"maximum": (">=", a), "minimum": ("<=", a), "fmax": (">=", b),
-                     "fmin": ("<=", b)}
+        nan_first = {
+            "maximum": (">=", a),
+            "minimum": ("<=", a),
+            "fmax": (">=", b),
+            "fmin": ("<=", b),
+        }
         if op in nan_first:  # maximum/minimum propagate NaN, fmax/fmin ignore it
             cmp, nan_check = nan_first[op]
             return f"({a} if ({a} {cmp} {b} or {nan_check} != {nan_check}) else {b})"

@@ -25,8 +25,11 @@ def _launchable(name: str, source: str):
     fn = getattr(module, name)
     if toolchain.simulator_enabled():
         return module, cuda.jit(fn)
-    with interrupts.deferred(), cache.lock(), \
-            cache_locator.only_ours(getattr(module, "__file__", None)):
+    with (
+        interrupts.deferred(),
+        cache.lock(),
+        cache_locator.only_ours(getattr(module, "__file__", None)),
+    ):
         return module, cuda.jit(fn, cache=cache.persistent())
 
 

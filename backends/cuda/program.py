@@ -50,7 +50,7 @@ class Buffer:
 @dataclass
 class Launch:
     kernel: Kernel
-    inputs: list    # buffer ids, in the kernel's argument order
+    inputs: list  # buffer ids, in the kernel's argument order
     outputs: list
 
 
@@ -76,7 +76,7 @@ class Raise:
 class Program:
     buffers: list = field(default_factory=list)
     steps: list = field(default_factory=list)
-    outputs: list = field(default_factory=list)        # buffer id per graph output
+    outputs: list = field(default_factory=list)  # buffer id per graph output
     output_shapes: list = field(default_factory=list)
     output_aliases_input: list = field(default_factory=list)  # a param/const: copy it
 
@@ -101,7 +101,6 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-
 def split_dot_body(body: Graph, dot: Node) -> Graph:
     """The body without its dot: the dot's value becomes the last parameter."""
     epilogue = Graph(body.name + "_epilogue")
@@ -112,8 +111,9 @@ def split_dot_body(body: Graph, dot: Node) -> Graph:
     mapping[dot] = epilogue.add_parameter(dot.shape, dot.dtype)
     for m in body.nodes:
         if m.op != "parameter" and m is not dot:
-            mapping[m] = epilogue.add(m.op, [mapping[o] for o in m.operands], m.attrs,
-                                      m.shape, m.dtype, m.loc)
+            mapping[m] = epilogue.add(
+                m.op, [mapping[o] for o in m.operands], m.attrs, m.shape, m.dtype, m.loc
+            )
     epilogue.outputs = [mapping[o] for o in body.outputs]
     return epilogue
 
@@ -121,8 +121,7 @@ def split_dot_body(body: Graph, dot: Node) -> Graph:
 def _bare_dot_body(node: Node) -> Graph:
     body = Graph("dot")
     lhs, rhs = (body.add_parameter(o.shape, o.dtype) for o in node.operands)
-    body.outputs = [body.add("dot_general", [lhs, rhs], dict(node.attrs), node.shape,
-                             node.dtype)]
+    body.outputs = [body.add("dot_general", [lhs, rhs], dict(node.attrs), node.shape, node.dtype)]
     return body
 
 
@@ -158,9 +157,13 @@ class _Builder:
             elif n.op == "reshape":
                 self.names[n] = self.names[n.operands[0]]
             elif external_view(n) is not None:
-                self.names[n] = self.buffer(n.shape, n.dtype, "view",
-                                            index=self.names[n.operands[0]],
-                                            offset=block_offset(n))
+                self.names[n] = self.buffer(
+                    n.shape,
+                    n.dtype,
+                    "view",
+                    index=self.names[n.operands[0]],
+                    offset=block_offset(n),
+                )
             elif n.op == "fusion":
                 self.fusion(n)
             elif n.op == "dot_general":
@@ -180,8 +183,12 @@ class _Builder:
     def single_op(self, n: Node):
         outs = self.outputs_of(n)
         if n.op == "gather" and n.size and n.operands[0].shape[n.attrs["axis"]] == 0:
-            self.p.steps.append(Raise(IndexError, (
-                f"index out of bounds: gather from axis {n.attrs['axis']} of size 0")))
+            self.p.steps.append(
+                Raise(
+                    IndexError,
+                    (f"index out of bounds: gather from axis {n.attrs['axis']} of size 0"),
+                )
+            )
             return
         if n.op == "scatter":
             self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
@@ -216,8 +223,11 @@ class _Builder:
 
     def _use_library(self, dot: Node) -> bool:
         lay = DotLayout(dot)
-        return (self.library_dots and dot.dtype.kind == "f"
-                and lay.B * lay.M * lay.N * lay.K >= LIBRARY_MIN_FLOPS)
+        return (
+            self.library_dots
+            and dot.dtype.kind == "f"
+            and lay.B * lay.M * lay.N * lay.K >= LIBRARY_MIN_FLOPS
+        )
 
     def dot(self, body: Graph, inputs, outs):
         """A dot body: one kernel with the epilogue on the accumulators, or the dot into a

@@ -38,14 +38,27 @@ def kernel_reports(kernels, arches=("sm_80", "sm_90")) -> list[KernelReport]:
     out = []
     for (k, arch), ptx in zip(jobs, ptxs):
         res = toolchain.assemble(ptx, arch).kernel(k.name)
-        out.append(KernelReport(k.name, k.kind, arch, res.registers, res.smem_bytes,
-                                res.stack_frame_bytes, res.spill_bytes))
+        out.append(
+            KernelReport(
+                k.name,
+                k.kind,
+                arch,
+                res.registers,
+                res.smem_bytes,
+                res.stack_frame_bytes,
+                res.spill_bytes,
+            )
+        )
     return out
 
 
 def table(reports) -> str:
-    rows = [f"{'kernel':<28} {'kind':<11} {'arch':<6} {'regs':>4} {'smem':>6} "
-            f"{'stack':>5} {'spill':>5}"]
-    rows += [f"{r.name:<28} {r.kind:<11} {r.arch:<6} {r.registers:>4} {r.smem_bytes:>6} "
-             f"{r.stack_bytes:>5} {r.spill_bytes:>5}" for r in reports]
+    rows = [
+        f"{'kernel':<28} {'kind':<11} {'arch':<6} {'regs':>4} {'smem':>6} {'stack':>5} {'spill':>5}"
+    ]
+    rows += [
+        f"{r.name:<28} {r.kind:<11} {r.arch:<6} {r.registers:>4} {r.smem_bytes:>6} "
+        f"{r.stack_bytes:>5} {r.spill_bytes:>5}"
+        for r in reports
+    ]
     return "\n".join(rows)

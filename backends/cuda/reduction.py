@@ -44,10 +44,22 @@ MAX_THREADS = 256  # threads per block of a reduction kernel (the shared tree's 
 BLOCK = 32
 EMPTY = "i64(9223372036854775807)"  # the index of an argmax partial that saw no element
 
-_INIT = {("sum", "f"): 0, ("sum", "i"): 0, ("prod", "f"): 1, ("prod", "i"): 1,
-         ("sum", "u"): 0, ("prod", "u"): 1,
-         ("max", "f"): -np.inf, ("min", "f"): np.inf, ("and", "b"): True, ("or", "b"): False,
-         ("sum", "b"): False, ("prod", "b"): True, ("max", "b"): False, ("min", "b"): True}
+_INIT = {
+    ("sum", "f"): 0,
+    ("sum", "i"): 0,
+    ("prod", "f"): 1,
+    ("prod", "i"): 1,
+    ("sum", "u"): 0,
+    ("prod", "u"): 1,
+    ("max", "f"): -np.inf,
+    ("min", "f"): np.inf,
+    ("and", "b"): True,
+    ("or", "b"): False,
+    ("sum", "b"): False,
+    ("prod", "b"): True,
+    ("max", "b"): False,
+    ("min", "b"): True,
+}
 
 
 def init(kind, dtype) -> str:
@@ -147,8 +159,9 @@ class RowKernel:
         inner = [d for d in range(len(self.shape)) if self.shape[d] != 1]
         self.lanes_on_x = not inner or inner[-1] in self.axes
         self.w, self.sz = Writer(), Sizes()
-        self.em = BodyEmitter(body, self.w, self.sz,
-                              {p: f"a{k}" for k, p in enumerate(body.params)})
+        self.em = BodyEmitter(
+            body, self.w, self.sz, {p: f"a{k}" for k, p in enumerate(body.params)}
+        )
         self.names = [f"i{d}" for d in range(len(self.shape))]
 
     def generate(self) -> Kernel:
@@ -177,8 +190,9 @@ class RowKernel:
             em.bound_index[r] = row_idx
         shared = []
         for k, r in enumerate(self.reduces):
-            shared.append(f"sh{k} = cuda.shared.array({MAX_THREADS}, "
-                          f"{DTYPE_NAME[partial_dtype(r)]})")
+            shared.append(
+                f"sh{k} = cuda.shared.array({MAX_THREADS}, {DTYPE_NAME[partial_dtype(r)]})"
+            )
             if r.op != "reduce":
                 shared.append(f"shi{k} = cuda.shared.array({MAX_THREADS}, i64)")
 
@@ -189,24 +203,50 @@ class RowKernel:
         loop += self._final_pass()
 
         lane, sub = ("x", "y") if self.lanes_on_x else ("y", "x")
-        lines = w.take(0) + shared + [
-            f"lane = cuda.threadIdx.{lane}", f"sub = cuda.threadIdx.{sub}",
-            f"LANES = cuda.blockDim.{lane}", f"SUBS = cuda.blockDim.{sub}",
-            # this thread's place in the shared trees, its partner's distance per lane, and
-            # the place of lane 0 of its row
-            "me = sub * LANES + lane" if self.lanes_on_x else "me = lane * SUBS + sub",
-            "pstride = 1" if self.lanes_on_x else "pstride = SUBS",
-            "first = sub * LANES" if self.lanes_on_x else "first = sub",
-            "slot = cuda.blockIdx.x * SUBS + sub", "nslots = cuda.gridDim.x * SUBS",
-            f"for row0 in range(cuda.blockIdx.x * SUBS, {n_rows}, cuda.gridDim.x * SUBS):",
-        ] + indent(loop)
-        name, source = assemble("reduction", len(body.params), len(body.outputs),
-                                len(scratch), w.uses_err, len(sz.values), indent(lines))
-        return Kernel(name, "reduction", source, [p.dtype for p in body.params],
-                      [o.dtype for o in body.outputs], sz.values,
-                      {"rows": self.rows, "rlen": self.rlen, "lanes_on_x": self.lanes_on_x,
-                       "one_lane": any(map(in_order, self.reduces))},
-                      scratch=[value_dtype(n.dtype) for n in scratch], uses_err=w.uses_err)
+        lines = (
+            w.take(0)
+            + shared
+            + [
+                f"lane = cuda.threadIdx.{lane}",
+                f"sub = cuda.threadIdx.{sub}",
+                f"LANES = cuda.blockDim.{lane}",
+                f"SUBS = cuda.blockDim.{sub}",
+                # this thread's place in the shared trees, its partner's distance per lane, and
+                # the place of lane 0 of its row
+                "me = sub * LANES + lane" if self.lanes_on_x else "me = lane * SUBS + sub",
+                "pstride = 1" if self.lanes_on_x else "pstride = SUBS",
+                "first = sub * LANES" if self.lanes_on_x else "first = sub",
+                "slot = cuda.blockIdx.x * SUBS + sub",
+                "nslots = cuda.gridDim.x * SUBS",
+                f"for row0 in range(cuda.blockIdx.x * SUBS, {n_rows}, cuda.gridDim.x * SUBS):",
+            ]
+            + indent(loop)
+        )
+        name, source = assemble(
+            "reduction",
+            len(body.params),
+            len(body.outputs),
+            len(scratch),
+            w.uses_err,
+            len(sz.values),
+            indent(lines),
+        )
+        return Kernel(
+            name,
+            "reduction",
+            source,
+            [p.dtype for p in body.params],
+            [o.dtype for o in body.outputs],
+            sz.values,
+            {
+                "rows": self.rows,
+                "rlen": self.rlen,
+                "lanes_on_x": self.lanes_on_x,
+                "one_lane": any(map(in_order, self.reduces)),
+            },
+            scratch=[value_dtype(n.dtype) for n in scratch],
+            uses_err=w.uses_err,
+        )
 
     # -- scratch rows, one per thread slot, so the same thread reads what it wrote; laid out
     # so that a warp's accesses are consecutive
@@ -239,10 +279,12 @@ class RowKernel:
         if not blocks:
             return [f"for j in range(lane, {rlen}, LANES):"] + indent(self.decomp_inner + inner)
         span = f"LANES * {BLOCK}"
-        block = ([f"blk{k} = {init('sum', self.reduces[k].dtype)}" for k in blocks]
-                 + [f"for j in range(jb + lane, min(jb + {span}, {rlen}), LANES):"]
-                 + indent(self.decomp_inner + inner)
-                 + [f"acc{k} = acc{k} + f64(blk{k})" for k in blocks])
+        block = (
+            [f"blk{k} = {init('sum', self.reduces[k].dtype)}" for k in blocks]
+            + [f"for j in range(jb + lane, min(jb + {span}, {rlen}), LANES):"]
+            + indent(self.decomp_inner + inner)
+            + [f"acc{k} = acc{k} + f64(blk{k})" for k in blocks]
+        )
         return [f"for jb in range(0, {rlen}, {span}):"] + indent(block)
 
     def _pass(self, ready: list) -> list[str]:
@@ -262,8 +304,10 @@ class RowKernel:
                 accs.append(f"acc{k} = {init(r.attrs['kind'], r.dtype)}")
             else:
                 cmp = ">" if r.op == "argmax" else "<"
-                w.open(f"if acci{k} == {EMPTY} or ({v} != {v} and acc{k} == acc{k}) or "
-                       f"(acc{k} == acc{k} and {v} {cmp} acc{k}):")
+                w.open(
+                    f"if acci{k} == {EMPTY} or ({v} != {v} and acc{k} == acc{k}) or "
+                    f"(acc{k} == acc{k} and {v} {cmp} acc{k}):"
+                )
                 w.line(f"acc{k} = {v}")
                 w.line(f"acci{k} = j")
                 w.close()
@@ -283,27 +327,40 @@ class RowKernel:
             if r.op == "reduce":
                 both = combine(r.attrs["kind"], f"x{k}", f"y{k}", partial_dtype(r))
                 store.append(f"sh{k}[me] = acc{k}")
-                comb += [f"x{k} = sh{k}[me]", f"y{k} = sh{k}[me + h * pstride]",
-                         f"sh{k}[me] = {both}"]
+                comb += [
+                    f"x{k} = sh{k}[me]",
+                    f"y{k} = sh{k}[me + h * pstride]",
+                    f"sh{k}[me] = {both}",
+                ]
                 # a float sum's float64 total is rounded once, to its dtype
                 result.append(f"red{k} = {_total(r, f'sh{k}[first]')}")
                 single.append(f"red{k} = {_total(r, f'acc{k}')}")
             else:
                 cmp = ">" if r.op == "argmax" else "<"
                 store += [f"sh{k}[me] = acc{k}", f"shi{k}[me] = acci{k}"]
-                comb += [f"xv{k} = sh{k}[me]", f"xi{k} = shi{k}[me]",
-                         f"yv{k} = sh{k}[me + h * pstride]", f"yi{k} = shi{k}[me + h * pstride]",
-                         f"if yi{k} != {EMPTY} and (xi{k} == {EMPTY} or "
-                         f"(yv{k} != yv{k} and (xv{k} == xv{k} or yi{k} < xi{k})) or "
-                         f"(xv{k} == xv{k} and yv{k} == yv{k} and (yv{k} {cmp} xv{k} or "
-                         f"(yv{k} == xv{k} and yi{k} < xi{k})))):",
-                         f"    sh{k}[me] = yv{k}", f"    shi{k}[me] = yi{k}"]
+                comb += [
+                    f"xv{k} = sh{k}[me]",
+                    f"xi{k} = shi{k}[me]",
+                    f"yv{k} = sh{k}[me + h * pstride]",
+                    f"yi{k} = shi{k}[me + h * pstride]",
+                    f"if yi{k} != {EMPTY} and (xi{k} == {EMPTY} or "
+                    f"(yv{k} != yv{k} and (xv{k} == xv{k} or yi{k} < xi{k})) or "
+                    f"(xv{k} == xv{k} and yv{k} == yv{k} and (yv{k} {cmp} xv{k} or "
+                    f"(yv{k} == xv{k} and yi{k} < xi{k})))):",
+                    f"    sh{k}[me] = yv{k}",
+                    f"    shi{k}[me] = yi{k}",
+                ]
                 result.append(f"red{k} = shi{k}[first]")
                 single.append(f"red{k} = acci{k}")
             self.em.bound[r] = (f"red{k}", ROW)
-        tree = store + ["cuda.syncthreads()", "h = LANES // 2", "while h > 0:",
-                        "    if lane < h:"] + indent(comb, 2) + [
-            "    cuda.syncthreads()", "    h = h // 2"] + result + ["cuda.syncthreads()"]
+        tree = (
+            store
+            + ["cuda.syncthreads()", "h = LANES // 2", "while h > 0:", "    if lane < h:"]
+            + indent(comb, 2)
+            + ["    cuda.syncthreads()", "    h = h // 2"]
+            + result
+            + ["cuda.syncthreads()"]
+        )
         return ["if LANES > 1:"] + indent(tree) + ["else:"] + indent(single)
 
     def _final_pass(self) -> list[str]:
@@ -318,8 +375,10 @@ class RowKernel:
             elif o.shape in (self.rows_shape, keep):
                 rows.append(k)
             else:
-                raise LayoutError(f"output {o.type_str()} fits neither the iteration shape "
-                                  f"{self.shape} nor its rows")
+                raise LayoutError(
+                    f"output {o.type_str()} fits neither the iteration shape "
+                    f"{self.shape} nor its rows"
+                )
         lines = []
         if full:
             w.level = ELEMENT
@@ -337,13 +396,16 @@ class RowKernel:
             values = []
             for k in rows:
                 o = body.outputs[k]
-                idx = (row_index if o.shape == self.rows_shape else
-                       tuple(ZERO if d in self.axes else self.index[d]
-                             for d in range(len(self.shape))))
+                idx = (
+                    row_index
+                    if o.shape == self.rows_shape
+                    else tuple(
+                        ZERO if d in self.axes else self.index[d] for d in range(len(self.shape))
+                    )
+                )
                 values.append((k, em.value(o, idx)[0]))
             lines += w.take(ROW) + ["if live and lane == 0:"]
-            lines += indent([f"out{k}[row] = {store(body.outputs[k].dtype, v)}"
-                             for k, v in values])
+            lines += indent([f"out{k}[row] = {store(body.outputs[k].dtype, v)}" for k, v in values])
         return lines
 
 

@@ -22,7 +22,7 @@ def scan_kernel(node: Node) -> Kernel:
     (x,) = node.operands
     axis = node.attrs["axis"]
     pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-    post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    post = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
     w, sz = Writer(), Sizes()
     cols, size, n_post = sz(pre * post), sz(x.shape[axis]), sz(post)
     w.level = ELEMENT
@@ -33,13 +33,27 @@ def scan_kernel(node: Node) -> Kernel:
     w.line(f"out0[at] = {store(x.dtype, 'acc')}")
     w.open(f"for k in range(1, {size}):")
     w.line(f"at += {n_post}")
-    step = lower(UFUNC_OF_KIND[node.attrs["kind"]], node.dtype, node.dtype,
-                 ["acc", load(x.dtype, "a0[at]")], {}, w)
+    step = lower(
+        UFUNC_OF_KIND[node.attrs["kind"]],
+        node.dtype,
+        node.dtype,
+        ["acc", load(x.dtype, "a0[at]")],
+        {},
+        w,
+    )
     w.line(f"acc = {step}")
     w.line(f"out0[at] = {store(x.dtype, 'acc')}")
     w.close()
     lines = [f"for col in range(cuda.grid(1), {cols}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
     name, source = assemble("loop", 1, 1, 0, w.uses_err, len(sz.values), indent(lines))
-    return Kernel(name, "loop", source, [x.dtype], [node.dtype], sz.values,
-                  {"total": pre * post}, uses_err=w.uses_err)
+    return Kernel(
+        name,
+        "loop",
+        source,
+        [x.dtype],
+        [node.dtype],
+        sz.values,
+        {"total": pre * post},
+        uses_err=w.uses_err,
+    )

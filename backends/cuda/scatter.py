@@ -22,7 +22,7 @@ def scatter_kernel(node: Node) -> Kernel:
     base, idx, upd = node.operands
     axis, mode = node.attrs["axis"], node.attrs["mode"]
     pre = int(np.prod(base.shape[:axis], dtype=np.int64))
-    post = int(np.prod(base.shape[axis + 1:], dtype=np.int64))
+    post = int(np.prod(base.shape[axis + 1 :], dtype=np.int64))
     w, sz = Writer(), Sizes()
     cols, size, n_post, m = sz(pre * post), sz(base.shape[axis]), sz(post), sz(idx.size)
     w.level = ELEMENT
@@ -49,5 +49,13 @@ def scatter_kernel(node: Node) -> Kernel:
     lines = [f"for col in range(cuda.grid(1), {cols}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
     name, source = assemble("loop", 3, 1, 0, w.uses_err, len(sz.values), indent(lines))
-    return Kernel(name, "loop", source, [base.dtype, idx.dtype, upd.dtype], [node.dtype],
-                  sz.values, {"total": pre * post}, uses_err=w.uses_err)
+    return Kernel(
+        name,
+        "loop",
+        source,
+        [base.dtype, idx.dtype, upd.dtype],
+        [node.dtype],
+        sz.values,
+        {"total": pre * post},
+        uses_err=w.uses_err,
+    )

@@ -26,7 +26,7 @@ def sort_kernel(node: Node) -> Kernel:
     axis = node.attrs["axis"]
     indices = node.op == "argsort"
     pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-    post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    post = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
     sz = Sizes()
     rows, m, n_post = sz(pre * post), sz(x.shape[axis]), sz(post)
 
@@ -82,5 +82,13 @@ def sort_kernel(node: Node) -> Kernel:
     ]
     lines = [f"for row in range(cuda.grid(1), {rows}, cuda.gridsize(1)):"] + indent(body)
     name, source = assemble("loop", 1, 1, 1, False, len(sz.values), indent(lines))
-    return Kernel(name, "loop", source, [x.dtype], [node.dtype], sz.values,
-                  {"total": pre * post, "scratch": node.size}, scratch=[node.dtype])
+    return Kernel(
+        name,
+        "loop",
+        source,
+        [x.dtype],
+        [node.dtype],
+        sz.values,
+        {"total": pre * post, "scratch": node.size},
+        scratch=[node.dtype],
+    )

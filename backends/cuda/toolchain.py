@@ -41,9 +41,19 @@ from jitc.core import config
 from jitc.core.errors import JitcError
 
 __all__ = [
-    "ToolchainError", "KernelResources", "PtxasReport", "compile_ptx", "compile_ptx_many",
-    "find_ptxas", "assemble", "ptxas_version",
-    "parse_ptxas_log", "simulator_enabled", "use_simulator", "gpu_present", "gpu_status",
+    "ToolchainError",
+    "KernelResources",
+    "PtxasReport",
+    "compile_ptx",
+    "compile_ptx_many",
+    "find_ptxas",
+    "assemble",
+    "ptxas_version",
+    "parse_ptxas_log",
+    "simulator_enabled",
+    "use_simulator",
+    "gpu_present",
+    "gpu_status",
     "status",
     "parse_arch",
 ]
@@ -68,7 +78,8 @@ def parse_arch(arch) -> tuple[int, int]:
     m = re.fullmatch(r"(?:sm_?|compute_?)?(\d+)(\d)", text)
     if not m:
         raise ToolchainError(
-            f"cannot read the GPU architecture {arch!r}: give it as 'sm_80', 'sm_90', 90 or (9, 0)")
+            f"cannot read the GPU architecture {arch!r}: give it as 'sm_80', 'sm_90', 90 or (9, 0)"
+        )
     return int(m.group(1)), int(m.group(2))
 
 
@@ -120,7 +131,8 @@ def use_simulator(enable: bool = True) -> bool:
             raise ToolchainError(
                 f"numba.cuda is already imported {'without' if enable else 'with'} the simulator "
                 f"in this process; set NUMBA_ENABLE_CUDASIM={int(enable)} before numba is "
-                f"imported, or run in a child process")
+                f"imported, or run in a child process"
+            )
         return enable
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if enable else "0"
     from numba.core import config
@@ -158,8 +170,12 @@ print(f"{n.value if rc == 0 else 0} cuDeviceGetCount returned {rc}")
 @functools.lru_cache(maxsize=1)
 def _gpu_probe() -> tuple[int, str]:
     try:
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", _GPU_PROBE],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _GPU_PROBE],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return 0, f"the GPU probe did not run: {e}"
     if proc.returncode != 0:
@@ -209,8 +225,10 @@ def _find_ptxas_cached(override: str | None) -> str:
     candidates = []
     for base in _nvidia_dirs():
         # CUDA 13 wheels install to nvidia/cu13/bin; CUDA 12 ones to nvidia/cuda_nvcc/bin.
-        candidates += [os.path.join(base, "cu13", "bin", exe),
-                       os.path.join(base, "cuda_nvcc", "bin", exe)]
+        candidates += [
+            os.path.join(base, "cu13", "bin", exe),
+            os.path.join(base, "cuda_nvcc", "bin", exe),
+        ]
         try:
             candidates += [os.path.join(base, d, "bin", exe) for d in sorted(os.listdir(base))]
         except OSError:
@@ -221,7 +239,8 @@ def _find_ptxas_cached(override: str | None) -> str:
     raise ToolchainError(
         f"ptxas not found: install the {PTXAS_PACKAGE!r} wheel "
         f"(pip install 'cuda-toolkit[nvcc]==13.*', the same CUDA release as numba-cuda's NVVM), "
-        f"or point JITC_PTXAS at a ptxas binary")
+        f"or point JITC_PTXAS at a ptxas binary"
+    )
 
 
 def find_ptxas() -> str:
@@ -246,15 +265,15 @@ def ptxas_version(ptxas: str | None = None) -> str:
 class KernelResources:
     """What ptxas -v says one kernel (an .entry) uses, per thread / per block."""
 
-    name: str                   # the mangled .entry name
-    short_name: str             # its Python name (last component of numba's mangled name)
-    registers: int              # registers per thread
-    smem_bytes: int             # static shared memory per block
-    stack_frame_bytes: int      # local-memory stack frame per thread
+    name: str  # the mangled .entry name
+    short_name: str  # its Python name (last component of numba's mangled name)
+    registers: int  # registers per thread
+    smem_bytes: int  # static shared memory per block
+    stack_frame_bytes: int  # local-memory stack frame per thread
     spill_store_bytes: int
     spill_load_bytes: int
     barriers: int = 0
-    cmem_bytes: int = 0         # constant bank 0 (kernel parameters)
+    cmem_bytes: int = 0  # constant bank 0 (kernel parameters)
 
     @property
     def spill_bytes(self) -> int:
@@ -265,11 +284,11 @@ class KernelResources:
 class PtxasReport:
     """The result of assembling one PTX module for one architecture."""
 
-    arch: str                                  # "sm_90"
+    arch: str  # "sm_90"
     kernels: tuple[KernelResources, ...]
     ptxas_version: str = ""
-    gmem_bytes: int = 0                        # module-scope global memory
-    log: str = field(default="", repr=False)   # ptxas's full -v output
+    gmem_bytes: int = 0  # module-scope global memory
+    log: str = field(default="", repr=False)  # ptxas's full -v output
     cubin: bytes = field(default=b"", repr=False, compare=False)
 
     def kernel(self, name: str) -> KernelResources:
@@ -282,12 +301,16 @@ class PtxasReport:
 
     def table(self) -> str:
         """A one-line-per-kernel summary for logs."""
-        rows = [f"{'kernel':<24} {'arch':<6} {'regs':>4} {'smem':>6} {'stack':>5} "
-                f"{'spill st/ld':>11} {'bar':>3}"]
+        rows = [
+            f"{'kernel':<24} {'arch':<6} {'regs':>4} {'smem':>6} {'stack':>5} "
+            f"{'spill st/ld':>11} {'bar':>3}"
+        ]
         for k in self.kernels:
             spills = f"{k.spill_store_bytes}/{k.spill_load_bytes}"
-            rows.append(f"{k.short_name:<24} {self.arch:<6} {k.registers:>4} {k.smem_bytes:>6} "
-                        f"{k.stack_frame_bytes:>5} {spills:>11} {k.barriers:>3}")
+            rows.append(
+                f"{k.short_name:<24} {self.arch:<6} {k.registers:>4} {k.smem_bytes:>6} "
+                f"{k.stack_frame_bytes:>5} {spills:>11} {k.barriers:>3}"
+            )
         return "\n".join(rows)
 
 
@@ -306,7 +329,7 @@ def _short_name(mangled: str) -> str:
         n = int(m.group(0))
         start = i + len(m.group(0))
         if not is_tag:
-            last = mangled[start:start + n]
+            last = mangled[start : start + n]
         i = start + n
     return last
 
@@ -324,8 +347,8 @@ def parse_ptxas_log(log: str, arch: str = "", version: str = "", cubin: bytes = 
     entries: dict[str, dict] = {}
     order: list[str] = []
     props: dict[str, tuple[int, int, int]] = {}
-    current_entry = None   # the entry whose "Used ..." line comes next
-    current_props = None   # the function whose stack line comes next
+    current_entry = None  # the entry whose "Used ..." line comes next
+    current_props = None  # the function whose stack line comes next
     gmem = 0
     for line in log.splitlines():
         if m := _ENTRY.search(line):
@@ -367,17 +390,32 @@ def parse_ptxas_log(log: str, arch: str = "", version: str = "", cubin: bytes = 
         if "registers" not in info:
             raise ToolchainError(f"ptxas -v printed no 'Used N registers' line for {name}:\n{log}")
         stack, spill_st, spill_ld = props.get(name, (0, 0, 0))
-        kernels.append(KernelResources(
-            name=name, short_name=_short_name(name), registers=info["registers"],
-            smem_bytes=info.get("smem", 0), stack_frame_bytes=stack, spill_store_bytes=spill_st,
-            spill_load_bytes=spill_ld, barriers=info.get("barriers", 0),
-            cmem_bytes=info.get("cmem", 0)))
-    return PtxasReport(arch=arch, kernels=tuple(kernels), ptxas_version=version, gmem_bytes=gmem,
-                       log=log, cubin=cubin)
+        kernels.append(
+            KernelResources(
+                name=name,
+                short_name=_short_name(name),
+                registers=info["registers"],
+                smem_bytes=info.get("smem", 0),
+                stack_frame_bytes=stack,
+                spill_store_bytes=spill_st,
+                spill_load_bytes=spill_ld,
+                barriers=info.get("barriers", 0),
+                cmem_bytes=info.get("cmem", 0),
+            )
+        )
+    return PtxasReport(
+        arch=arch,
+        kernels=tuple(kernels),
+        ptxas_version=version,
+        gmem_bytes=gmem,
+        log=log,
+        cubin=cubin,
+    )
 
 
-def assemble(ptx: str, arch="sm_90", *, opt_level: int = 3, extra_args=(),
-             timeout: float = 300) -> PtxasReport:
+def assemble(
+    ptx: str, arch="sm_90", *, opt_level: int = 3, extra_args=(), timeout: float = 300
+) -> PtxasReport:
     """Assemble `ptx` with `ptxas -arch=sm_XX -v` and return what each kernel uses.
 
     Raises ToolchainError with ptxas's own messages when it rejects the PTX.
@@ -397,12 +435,15 @@ def assemble(ptx: str, arch="sm_90", *, opt_level: int = 3, extra_args=(),
         if proc.returncode != 0:
             hint = ""
             if "Unsupported .version" in log or "is not supported" in log:
-                hint = ("\n(ptxas is older than the NVVM that wrote this PTX: install "
-                        "nvidia-cuda-nvcc and nvidia-nvvm from one CUDA release, "
-                        "e.g. pip install 'cuda-toolkit[nvcc,nvvm]==13.*')")
+                hint = (
+                    "\n(ptxas is older than the NVVM that wrote this PTX: install "
+                    "nvidia-cuda-nvcc and nvidia-nvvm from one CUDA release, "
+                    "e.g. pip install 'cuda-toolkit[nvcc,nvvm]==13.*')"
+                )
             raise ToolchainError(
                 f"ptxas rejected the PTX for {sm} (exit {proc.returncode}): {' '.join(cmd)}\n"
-                f"{log.strip()}{hint}")
+                f"{log.strip()}{hint}"
+            )
         with open(out, "rb") as f:
             cubin = f.read()
     return parse_ptxas_log(log, arch=sm, version=ptxas_version(ptxas), cubin=cubin)
@@ -442,19 +483,23 @@ def _function_from_source(source: str, name: str | None, namespaces: dict):
         try:
             exec(compile(source, filename, "exec"), ns)
         except Exception as e:
-            raise ToolchainError(
-                f"the kernel source does not run: {type(e).__name__}: {e}") from e
+            raise ToolchainError(f"the kernel source does not run: {type(e).__name__}: {e}") from e
         namespaces[source] = ns
     if name is not None:
         if name not in ns:
             raise ToolchainError(f"the kernel source defines no {name!r}")
         return ns[name]
-    funcs = [v for v in ns.values()
-             if isinstance(v, _pytypes.FunctionType) and v.__code__.co_filename == filename]
+    funcs = [
+        v
+        for v in ns.values()
+        if isinstance(v, _pytypes.FunctionType) and v.__code__.co_filename == filename
+    ]
     if len(funcs) != 1:
         names = [f.__name__ for f in funcs]
-        raise ToolchainError(f"the kernel source defines {len(funcs)} plain functions {names}; "
-                             f"say which one is the kernel with name=")
+        raise ToolchainError(
+            f"the kernel source defines {len(funcs)} plain functions {names}; "
+            f"say which one is the kernel with name="
+        )
     return funcs[0]
 
 
@@ -463,19 +508,23 @@ def _compile_here(pyfunc, argtypes, cc, options) -> str:
         from numba import cuda
     except ImportError as e:
         raise ToolchainError(
-            f"numba.cuda cannot be imported ({e}): install {NUMBA_CUDA_PACKAGE!r}") from e
+            f"numba.cuda cannot be imported ({e}): install {NUMBA_CUDA_PACKAGE!r}"
+        ) from e
     if not getattr(cuda, "implementation", "") == "NVIDIA":
         raise ToolchainError(
             f"numba.cuda is numba's deprecated built-in target, not numba-cuda: install "
-            f"{NUMBA_CUDA_PACKAGE!r}")
+            f"{NUMBA_CUDA_PACKAGE!r}"
+        )
     py_func = getattr(pyfunc, "py_func", pyfunc)  # a @cuda.jit dispatcher -> its function
     try:
-        ptx, _ = cuda.compile(py_func, argtypes, device=False, abi="numba", cc=cc,
-                              output="ptx", **options)
+        ptx, _ = cuda.compile(
+            py_func, argtypes, device=False, abi="numba", cc=cc, output="ptx", **options
+        )
     except Exception as e:
         raise ToolchainError(
             f"numba-cuda could not compile {getattr(py_func, '__name__', py_func)!r} "
-            f"for sm_{cc[0]}{cc[1]}: {type(e).__name__}: {e}") from e
+            f"for sm_{cc[0]}{cc[1]}: {type(e).__name__}: {e}"
+        ) from e
     return ptx
 
 
@@ -493,20 +542,35 @@ sys.stdout.buffer.write(pickle.dumps(res))
 
 def _compile_in_child(jobs, options) -> list[str]:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps((jobs, options)),
-                          capture_output=True, env=env, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        input=pickle.dumps((jobs, options)),
+        capture_output=True,
+        env=env,
+        timeout=1800,
+    )
     if proc.returncode != 0:
-        raise ToolchainError(f"the PTX compile process failed (exit {proc.returncode}):\n"
-                             f"{proc.stderr.decode(errors='replace')[-3000:]}")
+        raise ToolchainError(
+            f"the PTX compile process failed (exit {proc.returncode}):\n"
+            f"{proc.stderr.decode(errors='replace')[-3000:]}"
+        )
     kind, value = pickle.loads(proc.stdout)
     if kind != "ok":
         raise ToolchainError(value)
     return value
 
 
-def compile_ptx(pyfunc, argtypes, arch="sm_90", *, name: str | None = None,
-                fastmath: bool = False, lineinfo: bool = False, opt: bool = True,
-                launch_bounds=None) -> str:
+def compile_ptx(
+    pyfunc,
+    argtypes,
+    arch="sm_90",
+    *,
+    name: str | None = None,
+    fastmath: bool = False,
+    lineinfo: bool = False,
+    opt: bool = True,
+    launch_bounds=None,
+) -> str:
     """PTX text of a CUDA kernel, made by numba-cuda's NVVM for `arch`; no GPU needed.
 
     pyfunc: a plain Python function written as a numba CUDA kernel (using `cuda.grid`,
@@ -520,12 +584,18 @@ def compile_ptx(pyfunc, argtypes, arch="sm_90", *, name: str | None = None,
     In a process whose numba.cuda is the simulator, source strings compile in a child process
     (about 1.5 s each: batch them with compile_ptx_many); a function object raises.
     """
-    return compile_ptx_many([(pyfunc, argtypes, arch, name)], fastmath=fastmath,
-                            lineinfo=lineinfo, opt=opt, launch_bounds=launch_bounds)[0]
+    return compile_ptx_many(
+        [(pyfunc, argtypes, arch, name)],
+        fastmath=fastmath,
+        lineinfo=lineinfo,
+        opt=opt,
+        launch_bounds=launch_bounds,
+    )[0]
 
 
-def compile_ptx_many(jobs, *, fastmath: bool = False, lineinfo: bool = False, opt: bool = True,
-                     launch_bounds=None) -> list[str]:
+def compile_ptx_many(
+    jobs, *, fastmath: bool = False, lineinfo: bool = False, opt: bool = True, launch_bounds=None
+) -> list[str]:
     """compile_ptx for each job (pyfunc_or_source, argtypes, arch[, name]), in order.
 
     A source string is executed once per batch however many of its kernels are compiled, and in
@@ -547,7 +617,8 @@ def compile_ptx_many(jobs, *, fastmath: bool = False, lineinfo: bool = False, op
                 "this process runs numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 when numba.cuda "
                 "was imported), whose numba.cuda cannot compile to PTX: pass the kernel's source "
                 "text instead (compiled in a child process), or compile in a process without "
-                "NUMBA_ENABLE_CUDASIM")
+                "NUMBA_ENABLE_CUDASIM"
+            )
         return _compile_in_child(norm, options) if norm else []
     namespaces: dict[str, dict] = {}
     out = []
@@ -577,12 +648,15 @@ def status() -> tuple[bool, str]:
 
     missing = [d for d in ("numba-cuda", "cuda-bindings") if version(d) is None]
     if missing:
-        return False, (f"not installed: {', '.join(missing)} "
-                       f"(pip install '{NUMBA_CUDA_PACKAGE}' 'cuda-toolkit[nvcc]==13.*')")
+        return False, (
+            f"not installed: {', '.join(missing)} "
+            f"(pip install '{NUMBA_CUDA_PACKAGE}' 'cuda-toolkit[nvcc]==13.*')"
+        )
     try:
         ptxas = find_ptxas()
     except ToolchainError as e:
         return False, str(e)
-    found = [f"{d} {version(d)}" for d in ("numba-cuda", "nvidia-nvvm", "nvidia-cuda-nvcc")
-             if version(d)]
+    found = [
+        f"{d} {version(d)}" for d in ("numba-cuda", "nvidia-nvvm", "nvidia-cuda-nvcc") if version(d)
+    ]
     return True, f"{', '.join(found)}; ptxas at {ptxas}"

@@ -85,8 +85,12 @@ def _at_exit() -> None:
         sources += [piece for piece in pieces if piece not in sources]
     pid = hand_on(sources)
     if pid is not None:
-        log.info("exit while compiling: process %d compiles what was left (sources: %d) into "
-                 "the cache for the next run", pid, len(sources))
+        log.info(
+            "exit while compiling: process %d compiles what was left (sources: %d) into "
+            "the cache for the next run",
+            pid,
+            len(sources),
+        )
 
 
 def kernels_pending() -> bool:

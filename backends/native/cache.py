@@ -60,14 +60,15 @@ def _backend_digest() -> str:
     return h.hexdigest()[:16]
 
 
-_VERSION_TAG = (f"numba{numba.__version__}-llvmlite{llvmlite.__version__}"
-                f"-py{sys.version_info[:2]}-cpu{_backend_digest()}")
+_VERSION_TAG = (
+    f"numba{numba.__version__}-llvmlite{llvmlite.__version__}"
+    f"-py{sys.version_info[:2]}-cpu{_backend_digest()}"
+)
 # The runtime store's subdirectory of this installation.
 _INSTALLATION = hashlib.sha256(_VERSION_TAG.encode()).hexdigest()[:16]
 
 # Errors that mean "this disk will not take the cache", not "jitc is misconfigured".
-UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
-               errno.ENOENT}
+UNWRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOENT}
 
 
 class CacheWarning(UserWarning):
@@ -109,13 +110,19 @@ def _check_lock_order() -> None:
     me = threading.get_ident()
     for name, ref in list(getattr(_bootstrap, "_module_locks", {}).items()):
         held = ref()
-        if (held is not None and getattr(held, "owner", None) == me
-                and name.partition(".")[0] in ("jitc", "numba", "llvmlite")):
-            raise LockOrderError(f"jitc's loading lock taken while importing {name}: module "
-                                 f"code must not take it (backends/native/cache.py)")
+        if (
+            held is not None
+            and getattr(held, "owner", None) == me
+            and name.partition(".")[0] in ("jitc", "numba", "llvmlite")
+        ):
+            raise LockOrderError(
+                f"jitc's loading lock taken while importing {name}: module "
+                f"code must not take it (backends/native/cache.py)"
+            )
     if global_compiler_lock._lock._is_owned():
-        raise LockOrderError("jitc's loading lock taken inside a numba compile "
-                             "(backends/native/cache.py)")
+        raise LockOrderError(
+            "jitc's loading lock taken inside a numba compile (backends/native/cache.py)"
+        )
 
 
 class LockOrderError(AssertionError):
@@ -144,17 +151,22 @@ def private_dir(path: str, setting: str, variable: str = "JITC_CACHE_DIR") -> st
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise JitcError(f"{setting}: {path} is not a directory (a file, or a link to nothing "
-                        f"there); point {variable} at a directory") from None
+        raise JitcError(
+            f"{setting}: {path} is not a directory (a file, or a link to nothing "
+            f"there); point {variable} at a directory"
+        ) from None
     st = os.stat(path)
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise JitcError(
             f"refusing to use the jitc cache directory {path}: other users can write to it "
             f"(mode {stat.S_IMODE(st.st_mode):o}), so code loaded from it could be someone "
-            f"else's. Run `chmod 700 {path}` or set {variable} to a private directory.")
+            f"else's. Run `chmod 700 {path}` or set {variable} to a private directory."
+        )
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise JitcError(f"refusing to use the jitc cache directory {path}: it belongs to "
-                        f"another user (uid {st.st_uid}); set {variable}")
+        raise JitcError(
+            f"refusing to use the jitc cache directory {path}: it belongs to "
+            f"another user (uid {st.st_uid}); set {variable}"
+        )
     return path
 
 
@@ -228,7 +240,10 @@ def turn_off(path: str, reason: OSError) -> None:
     warnings.warn_explicit(
         f"jitc: compiling without a persistent cache: {path} cannot be written "
         f"({reason.strerror or reason}); every new process compiles again",
-        CacheWarning, loc.file if loc else "jitc", loc.line if loc else 0)
+        CacheWarning,
+        loc.file if loc else "jitc",
+        loc.line if loc else 0,
+    )
 
 
 def persistent() -> bool:
@@ -271,8 +286,7 @@ def module_name(source: str) -> str:
     return "jitc_" + hashlib.sha256((_VERSION_TAG + source).encode()).hexdigest()[:24]
 
 
-def is_cached(source: str, subdir: str = "", runtime: bool = False,
-              loaded: bool = True) -> bool:
+def is_cached(source: str, subdir: str = "", runtime: bool = False, loaded: bool = True) -> bool:
     """Would load_module(source, subdir, runtime=runtime) run compiled code without
     compiling it: the module is loaded in this process (unless not `loaded`: a module is
     in sys.modules while it compiles), or its source and sealed numba files are on disk,
@@ -353,8 +367,11 @@ def numba_files(path: str) -> list[str]:
     directory = os.path.join(os.path.dirname(path), "__pycache__")
     stem = os.path.splitext(os.path.basename(path))[0] + "."
     try:
-        return sorted(os.path.join(directory, e) for e in os.listdir(directory)
-                      if e.startswith(stem) and not e.endswith(".tmp"))
+        return sorted(
+            os.path.join(directory, e)
+            for e in os.listdir(directory)
+            if e.startswith(stem) and not e.endswith(".tmp")
+        )
     except FileNotFoundError:
         return []
 

@@ -24,13 +24,15 @@ from jitc.backends.native import cache
 
 log = logging.getLogger("jitc")
 
-CHILD = ("import json, os, sys\n"
-         "with open(sys.argv[1]) as f:\n"
-         "    request = json.load(f)\n"
-         "os.remove(sys.argv[1])\n"
-         "sys.path[:0] = request['path']\n"
-         "from jitc.backends.native.precompile import compile_all\n"
-         "compile_all(request['sources'], request['parent'])\n")
+CHILD = (
+    "import json, os, sys\n"
+    "with open(sys.argv[1]) as f:\n"
+    "    request = json.load(f)\n"
+    "os.remove(sys.argv[1])\n"
+    "sys.path[:0] = request['path']\n"
+    "from jitc.backends.native.precompile import compile_all\n"
+    "compile_all(request['sources'], request['parent'])\n"
+)
 
 
 def hand_on(sources: list) -> int | None:
@@ -47,9 +49,14 @@ def hand_on(sources: list) -> int | None:
         fd, request = tempfile.mkstemp(dir=directory, suffix=".compile.json")
         with os.fdopen(fd, "w") as f:
             json.dump({"path": sys.path, "sources": sources, "parent": os.getpid()}, f)
-        child = subprocess.Popen([sys.executable, "-c", CHILD, request], env=env,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, request],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError as e:  # the cache directory went away, or the disk is full: the next run
         log.info("exit while compiling: not handed on (%s)", e)  # compiles them itself
         return None

@@ -50,8 +50,11 @@ class SealedCache(caching.FunctionCache):
             names = os.listdir(self._cache_path)
         except OSError:
             return []
-        return sorted(os.path.join(self._cache_path, e) for e in names
-                      if e.startswith(base + ".") and e.endswith((".nbi", ".nbc")))
+        return sorted(
+            os.path.join(self._cache_path, e)
+            for e in names
+            if e.startswith(base + ".") and e.endswith((".nbi", ".nbc"))
+        )
 
     def _manifest(self):
         return os.path.join(self._cache_path, self._impl.filename_base + ".sealed")

@@ -10,12 +10,26 @@ import numpy as np
 from jitc.core import ops
 from jitc.core.ir import Graph
 
-DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-          np.uint64, np.float16, np.float32, np.float64)
+DTYPES = (
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+)
 
 _FLOATS = [0.0, -0.0, 1.5, -2.5, 3.0, 1e-3, 100.0, np.inf, -np.inf, np.nan, 0.5, -1.0]
 SPECIAL = {  # each: 0, 1, the limits, and a shift count just inside the width (slot 10)
-    np.float16: _FLOATS, np.float32: _FLOATS, np.float64: _FLOATS,
+    np.float16: _FLOATS,
+    np.float32: _FLOATS,
+    np.float64: _FLOATS,
     np.int8: [0, 1, -1, 7, -7, 3, 127, -128, 2, -3, 7, 5],
     np.int16: [0, 1, -1, 7, -7, 3, 2**15 - 1, -(2**15), 2, -3, 15, 5],
     np.int32: [0, 1, -1, 7, -7, 3, 2**31 - 1, -(2**31), 2, -3, 31, 5],
@@ -68,20 +82,39 @@ def one_loop_fusion(body: Graph) -> Graph:
     """A function whose only kernel is `body` as a loop fusion with several outputs."""
     top = Graph(body.name)
     params = [top.add_parameter(p.shape, p.dtype) for p in body.params]
-    fused = top.add("fusion", params, {"kind": "loop"}, None, None, subgraph=body,
-                    tuple_types=tuple((o.shape, o.dtype) for o in body.outputs))
-    top.outputs = [top.add("get", [fused], {"index": k}, o.shape, o.dtype)
-                   for k, o in enumerate(body.outputs)]
+    fused = top.add(
+        "fusion",
+        params,
+        {"kind": "loop"},
+        None,
+        None,
+        subgraph=body,
+        tuple_types=tuple((o.shape, o.dtype) for o in body.outputs),
+    )
+    top.outputs = [
+        top.add("get", [fused], {"index": k}, o.shape, o.dtype) for k, o in enumerate(body.outputs)
+    ]
     return top
 
 
 def structure(x, y, ids, w):
     """Every shape op, reduction and product on one dtype (traced by jitc, run by NumPy)."""
-    out = [x.T[::-1, 1:], np.concatenate([x, y[:2]], axis=0), x[ids], np.take(x, ids, axis=1),
-           x.reshape(4, 3)[::2], np.broadcast_to(x[:, :1], (3, 4)), np.arange(4) + x,
-           x.max(axis=1), x.min(axis=0, keepdims=True), np.argmax(x, axis=1),
-           np.argmin(x, axis=0), x @ w, (x @ w)[:, :1] @ x[:1],
-           np.concatenate([x, y, x]) @ w]
+    out = [
+        x.T[::-1, 1:],
+        np.concatenate([x, y[:2]], axis=0),
+        x[ids],
+        np.take(x, ids, axis=1),
+        x.reshape(4, 3)[::2],
+        np.broadcast_to(x[:, :1], (3, 4)),
+        np.arange(4) + x,
+        x.max(axis=1),
+        x.min(axis=0, keepdims=True),
+        np.argmax(x, axis=1),
+        np.argmin(x, axis=0),
+        x @ w,
+        (x @ w)[:, :1] @ x[:1],
+        np.concatenate([x, y, x]) @ w,
+    ]
     if x.dtype == np.bool_:
         out += [x.any(axis=1), x.all(axis=0)]
     else:
@@ -91,6 +124,7 @@ def structure(x, y, ids, w):
 
 def structure_inputs(dtype, rng):
     """Arguments for `structure` (values small enough that sums and products stay exact)."""
+
     def make(*shape):
         if np.dtype(dtype) == np.bool_:
             return rng.random(shape) < 0.5

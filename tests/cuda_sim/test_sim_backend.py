@@ -65,8 +65,9 @@ def test_every_elementwise_primitive_on_special_values(dtype):
                 keep = (np.trunc(a) >= info.min) & (np.trunc(a) <= info.max)
             x, y = (x, y) if x.dtype.kind == "i" and x.itemsize >= 4 else (x[keep], y[keep])
         if x.dtype.kind == "f" and name != "nextafter":  # (a step of one ulp: exact)
-            np.testing.assert_allclose(x, y, rtol=rtol[x.dtype.type], atol=0, equal_nan=True,
-                                       err_msg=name)
+            np.testing.assert_allclose(
+                x, y, rtol=rtol[x.dtype.type], atol=0, equal_nan=True, err_msg=name
+            )
         else:
             np.testing.assert_array_equal(x, y, err_msg=name)
 
@@ -75,9 +76,11 @@ def test_float16_nextafter_is_refused_at_the_users_line():
     def step(x):
         return np.nextafter(x, np.float16(1))
 
-    with pytest.raises(jitc.core.errors.UnsupportedError,
-                       match=r"np.nextafter of float16 at .*test_sim_backend.py:\d+: the cuda "
-                             "backend has no float16 bit step; use backend='cpu'"):
+    with pytest.raises(
+        jitc.core.errors.UnsupportedError,
+        match=r"np.nextafter of float16 at .*test_sim_backend.py:\d+: the cuda "
+        "backend has no float16 bit step; use backend='cpu'",
+    ):
         jitc.jit(step, backend="cuda")(np.zeros(3, np.float16))
 
 
@@ -98,8 +101,12 @@ def test_softmax_and_layernorm_rows_are_one_kernel_each():
     c = run(softmax, x)
     assert kinds(c) == ["reduction"] and c.stats()["launches"] == 1
     g, b = f32(50), f32(50)
-    c = run(lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True)
-                                                               + 1e-5) * g + b, f32(6, 50))
+    c = run(
+        lambda x: (
+            (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b
+        ),
+        f32(6, 50),
+    )
     assert kinds(c) == ["reduction"] and c.stats()["launches"] == 1
 
 
@@ -108,8 +115,16 @@ def test_column_reductions_with_nan_and_ties():
     y = np.round(f32(37, 6))
     y[3, 2] = y[30, 2] = np.nan
     y[:, 5] = 1.0  # ties: the first index wins
-    run(lambda y: (y.sum(axis=0), y.max(axis=0), np.argmax(y, axis=0), np.argmin(y, axis=0),
-                   (y - y.mean(0)) / y.std(0)), y)
+    run(
+        lambda y: (
+            y.sum(axis=0),
+            y.max(axis=0),
+            np.argmax(y, axis=0),
+            np.argmin(y, axis=0),
+            (y - y.mean(0)) / y.std(0),
+        ),
+        y,
+    )
 
 
 def test_multi_output_siblings_share_one_kernel():
@@ -176,7 +191,7 @@ def test_out_of_bounds_gather_raises_index_error():
 
 
 def test_negative_integer_power_raises_value_error():
-    fn = jitc.jit(lambda x, y: x ** y, backend="cuda")
+    fn = jitc.jit(lambda x, y: x**y, backend="cuda")
     x = np.array([2, 3, 4], np.int64)
     np.testing.assert_array_equal(fn(x, np.array([3, 0, 1], np.int64)), x ** [3, 0, 1])
     with pytest.raises(ValueError, match="negative integer powers"):

@@ -41,7 +41,8 @@ def test_astype_from_floats_and_between_integers():
 @pytest.mark.parametrize("dtype", ["uint8", "uint64"])
 def test_python_ints_with_small_and_unsigned_integers(dtype):
     ints.test_python_ints_stay_weak_and_out_of_range_ones_raise_naming_the_argument(
-        dtype, backend=CUDA)
+        dtype, backend=CUDA
+    )
 
 
 def test_integer_programs():
@@ -66,8 +67,7 @@ def test_float16_elementwise_chains_bit_for_bit():
 def test_float16_transcendentals_on_every_16th_float16():
     """Under the simulator libdevice is NumPy's float32 math (devlib.py): this checks the
     rounding around it; the GPU's own ulps need a GPU."""
-    halves.test_transcendentals_within_one_ulp_of_numpy_over_every_float16(backend=CUDA,
-                                                                           step=16)
+    halves.test_transcendentals_within_one_ulp_of_numpy_over_every_float16(backend=CUDA, step=16)
 
 
 def test_float16_casts_creation_and_data_movement():

@@ -17,45 +17,107 @@ import tests.test_surface as surface
 from tests.conftest import FULL_SURFACE
 
 REDUCTIONS = [
-    "np.sum(axis=1, keepdims=True)", "np.sum 0-d, empty, 1-d", "np.sum empty axis",
-    "np.mean(axis=(0, 2), keepdims=True)", "np.prod(axis=-1, keepdims=False)",
-    "np.prod empty axis", "np.max(axis=None, keepdims=False)", "np.max 0-d, empty, 1-d",
-    "np.amax(axis=0, keepdims=True)", "np.min(axis=(-1, 0), keepdims=False)",
-    "np.amin(axis=(), keepdims=True)", "np.var(axis=1, keepdims=True)",
-    "np.std(axis=0, keepdims=False)", "np.any(axis=0, keepdims=True)",
-    "np.all(axis=(0, 2), keepdims=False)", "np.all empty axis",
-    "np.argmax(axis=1, keepdims=False)", "np.argmax 0-d, 1-d, empty",
-    "np.argmin(axis=None, keepdims=True)", "np.argmin(axis=0, keepdims=False)",
-    "reduction dtype=", "var/std ddof", "ufunc.reduce", "NaN in max/min/argmax/argmin/fmax",
-    "sum/mean/var with Inf and NaN", "reduction errors", "reduction duplicate axis",
+    "np.sum(axis=1, keepdims=True)",
+    "np.sum 0-d, empty, 1-d",
+    "np.sum empty axis",
+    "np.mean(axis=(0, 2), keepdims=True)",
+    "np.prod(axis=-1, keepdims=False)",
+    "np.prod empty axis",
+    "np.max(axis=None, keepdims=False)",
+    "np.max 0-d, empty, 1-d",
+    "np.amax(axis=0, keepdims=True)",
+    "np.min(axis=(-1, 0), keepdims=False)",
+    "np.amin(axis=(), keepdims=True)",
+    "np.var(axis=1, keepdims=True)",
+    "np.std(axis=0, keepdims=False)",
+    "np.any(axis=0, keepdims=True)",
+    "np.all(axis=(0, 2), keepdims=False)",
+    "np.all empty axis",
+    "np.argmax(axis=1, keepdims=False)",
+    "np.argmax 0-d, 1-d, empty",
+    "np.argmin(axis=None, keepdims=True)",
+    "np.argmin(axis=0, keepdims=False)",
+    "reduction dtype=",
+    "var/std ddof",
+    "ufunc.reduce",
+    "NaN in max/min/argmax/argmin/fmax",
+    "sum/mean/var with Inf and NaN",
+    "reduction errors",
+    "reduction duplicate axis",
 ]
 PRODUCTS = [
-    "np.matmul", "x @ y mixed dtypes", "np.dot", "np.dot 0-d", "np.einsum bhqd,bhkd->bhqk",
-    "np.einsum ij,kj", "np.einsum ijk,ikl->jl", "np.tensordot axes=([2], [1])", "np.inner",
+    "np.matmul",
+    "x @ y mixed dtypes",
+    "np.dot",
+    "np.dot 0-d",
+    "np.einsum bhqd,bhkd->bhqk",
+    "np.einsum ij,kj",
+    "np.einsum ijk,ikl->jl",
+    "np.tensordot axes=([2], [1])",
+    "np.inner",
     "np.outer",
 ]
 SHAPES = [
-    "transpose", "swapaxes", "moveaxis", "broadcast_to", "concatenate", "concatenate empty",
-    "stack", "hstack/vstack", "split", "x[::-1]", "x[1:-1:2, 1::3]", "x[:, None, 1:]",
-    "x[5:1:-2, :, ::-1]", "x[::-1][1:]", "W[ids] (embedding lookup)",
-    "x[:, ids], x[ids, 1], x[1, :, ids], x[..., ids]", "np.take",
-    "list/range/array constant indices", "astype", "astype to int", "*_like",
-    "full_like traced fill", "creation with static args", "tril/triu", "causal mask",
-    "np.round", "copy", "atleast",
+    "transpose",
+    "swapaxes",
+    "moveaxis",
+    "broadcast_to",
+    "concatenate",
+    "concatenate empty",
+    "stack",
+    "hstack/vstack",
+    "split",
+    "x[::-1]",
+    "x[1:-1:2, 1::3]",
+    "x[:, None, 1:]",
+    "x[5:1:-2, :, ::-1]",
+    "x[::-1][1:]",
+    "W[ids] (embedding lookup)",
+    "x[:, ids], x[ids, 1], x[1, :, ids], x[..., ids]",
+    "np.take",
+    "list/range/array constant indices",
+    "astype",
+    "astype to int",
+    "*_like",
+    "full_like traced fill",
+    "creation with static args",
+    "tril/triu",
+    "causal mask",
+    "np.round",
+    "copy",
+    "atleast",
 ]
 PROGRAMS = ["softmax(relu(x @ W + b))", "layernorm", "gelu tanh", "sigmoid, logsumexp"]
 SURFACE = [  # functions traced into primitives (issue 13): the same kernels as the rest
-    "np.roll", "np.pad edge/reflect/symmetric/wrap", "np.pad constant", "np.diff", "np.gradient",
-    "x[:, k, i, j] (several index arrays)", "np.diagonal/np.trace", "np.take_along_axis",
-    "np.searchsorted/np.digitize", "np.linalg.norm vectors", "nan-reductions", "np.tile",
-    "np.repeat", "np.flip/fliplr/flipud", "np.isclose/np.nan_to_num", "np.kron",
+    "np.roll",
+    "np.pad edge/reflect/symmetric/wrap",
+    "np.pad constant",
+    "np.diff",
+    "np.gradient",
+    "x[:, k, i, j] (several index arrays)",
+    "np.diagonal/np.trace",
+    "np.take_along_axis",
+    "np.searchsorted/np.digitize",
+    "np.linalg.norm vectors",
+    "nan-reductions",
+    "np.tile",
+    "np.repeat",
+    "np.flip/fliplr/flipud",
+    "np.isclose/np.nan_to_num",
+    "np.kron",
 ]
 
 # Everything before the reductions: every elementwise ufunc, promotion, operators, scalars,
 # integer edge values, where and clip (cheap: one small kernel each).
 FIRST_REDUCTION = next(i for i, c in enumerate(surface.CASES) if c.name.startswith("np.sum("))
-SLICE = ([c.name for c in surface.CASES[:FIRST_REDUCTION]]
-         + REDUCTIONS + PRODUCTS + SHAPES + PROGRAMS + SURFACE)
+SLICE = (
+    [c.name for c in surface.CASES[:FIRST_REDUCTION]]
+    + REDUCTIONS
+    + PRODUCTS
+    + SHAPES
+    + PROGRAMS
+    + SURFACE
+)
 CASES = surface.CASES if FULL_SURFACE else [c for c in surface.CASES if c.name in SLICE]
 
 
@@ -136,8 +198,12 @@ def test_linalg(dtype):
     jitted = {}
     for batch, n in [((), 5), ((2, 3), 3)]:
         linalg.test_every_function_is_numpys(
-            "cuda", lambda b: jitted.setdefault(b, jitc.jit(linalg.everything, backend=b)),
-            dtype, batch, n)
+            "cuda",
+            lambda b: jitted.setdefault(b, jitc.jit(linalg.everything, backend=b)),
+            dtype,
+            batch,
+            n,
+        )
     if dtype == np.float64:
         linalg.test_results_in_numpys_dtypes("cuda")
         linalg.test_non_contiguous_operands("cuda")

@@ -75,10 +75,25 @@ def is_state_object(x) -> bool:
     """An instance of a user class whose attributes may hold arrays (self, a model)."""
     from jitc.numpy_api import is_tracer
 
-    return (hasattr(x, "__dict__") and not isinstance(x, (
-        type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-        types.MethodType, np.ndarray, np.generic, Wrapped)) and not is_tracer(x)
-        and not callable(getattr(x, "__array__", None)) and not hasattr(x, "shape"))
+    return (
+        hasattr(x, "__dict__")
+        and not isinstance(
+            x,
+            (
+                type,
+                types.ModuleType,
+                types.FunctionType,
+                types.BuiltinFunctionType,
+                types.MethodType,
+                np.ndarray,
+                np.generic,
+                Wrapped,
+            ),
+        )
+        and not is_tracer(x)
+        and not callable(getattr(x, "__array__", None))
+        and not hasattr(x, "shape")
+    )
 
 
 def snapshot(d: dict) -> dict:
@@ -126,8 +141,9 @@ class Capture:
             changed |= new is not value
             cells.append(types.CellType(new) if new is not value else cell)
             if new is not value:
-                self.standins.append((Place(cell, (), name), {("cell", None): new},
-                                      cells[-1], None))
+                self.standins.append(
+                    (Place(cell, (), name), {("cell", None): new}, cells[-1], None)
+                )
         scope = fn.__globals__
         stand_globals = None
         used = _names_used(code)
@@ -144,14 +160,24 @@ class Capture:
                 stand_globals[name] = new
         if stand_globals is not None:
             keys = {("item", k) for k in used}
-            self.standins.append((Place(scope, (), "globals"), {
-                key: stand_globals[key[1]] for key in keys if key[1] in stand_globals},
-                stand_globals, keys))
+            self.standins.append(
+                (
+                    Place(scope, (), "globals"),
+                    {key: stand_globals[key[1]] for key in keys if key[1] in stand_globals},
+                    stand_globals,
+                    keys,
+                )
+            )
             changed = True
         if not changed:
             return fn
-        new_fn = types.FunctionType(code, stand_globals if stand_globals is not None
-                                    else scope, fn.__name__, fn.__defaults__, tuple(cells))
+        new_fn = types.FunctionType(
+            code,
+            stand_globals if stand_globals is not None else scope,
+            fn.__name__,
+            fn.__defaults__,
+            tuple(cells),
+        )
         new_fn.__kwdefaults__ = fn.__kwdefaults__
         return new_fn
 
@@ -163,21 +189,27 @@ class Capture:
             return RefusedRandomState(value, place.name)
         if depth == 0:
             return value
-        if type(value) in (list, tuple) or (isinstance(value, tuple) and
-                                            hasattr(type(value), "_fields")):
-            new = [self.value(v, place.child("item", i, f"{place.name}[{i}]"), depth - 1)
-                   for i, v in enumerate(value)]
+        if type(value) in (list, tuple) or (
+            isinstance(value, tuple) and hasattr(type(value), "_fields")
+        ):
+            new = [
+                self.value(v, place.child("item", i, f"{place.name}[{i}]"), depth - 1)
+                for i, v in enumerate(value)
+            ]
             if all(a is b for a, b in zip(new, value)):
                 return value
             if type(value) is list:
-                self.standins.append((place, {("item", i): v for i, v in enumerate(new)}, new,
-                                      None))
+                self.standins.append(
+                    (place, {("item", i): v for i, v in enumerate(new)}, new, None)
+                )
                 return new
             return type(value)(*new) if hasattr(type(value), "_fields") else tuple(new)
         if type(value) is dict:
             items = snapshot(value)
-            new = {k: self.value(v, place.child("item", k, f"{place.name}[{k!r}]"), depth - 1)
-                   for k, v in items.items()}
+            new = {
+                k: self.value(v, place.child("item", k, f"{place.name}[{k!r}]"), depth - 1)
+                for k, v in items.items()
+            }
             if all(new[k] is items[k] for k in items):
                 return value
             self.standins.append((place, {("item", k): v for k, v in new.items()}, new, None))
@@ -186,14 +218,15 @@ class Capture:
             return self._module(value, place, depth)
         if is_state_object(value):
             attrs = snapshot(vars(value))
-            new = {k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
-                   for k, v in attrs.items()}
+            new = {
+                k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
+                for k, v in attrs.items()
+            }
             if all(new[k] is attrs[k] for k in attrs):
                 return value
             proxy = copy.copy(value)
             vars(proxy).update(new)
-            self.standins.append((place, {("attr", k): v for k, v in new.items()}, proxy,
-                                  None))
+            self.standins.append((place, {("attr", k): v for k, v in new.items()}, proxy, None))
             return proxy
         return value
 
@@ -205,16 +238,18 @@ class Capture:
         if not self.by_id:
             return module
         attrs = snapshot(vars(module))
-        new = {k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
-               for k, v in attrs.items() if _holds(v, self.by_id, depth)}
+        new = {
+            k: self.value(v, place.child("attr", k, f"{place.name}.{k}"), depth - 1)
+            for k, v in attrs.items()
+            if _holds(v, self.by_id, depth)
+        }
         if not new:
             return module
         proxy = types.ModuleType(module.__name__, module.__doc__)
         vars(proxy).update(attrs)
         vars(proxy).update(new)
         # every attribute compared after the trace: one the function sets is on the proxy
-        self.standins.append((place, {("attr", k): v for k, v in vars(proxy).items()}, proxy,
-                              None))
+        self.standins.append((place, {("attr", k): v for k, v in vars(proxy).items()}, proxy, None))
         return proxy
 
     def array(self, array: np.ndarray, place: Place):
@@ -247,14 +282,21 @@ class Capture:
                     continue
                 where = _describe(place, key)
                 if is_tracer(new):
-                    rebound.append((place.child(*key, where) if key[0] != "cell" else
-                                    Place(place.root, (key,), where), new))
+                    rebound.append(
+                        (
+                            place.child(*key, where)
+                            if key[0] != "cell"
+                            else Place(place.root, (key,), where),
+                            new,
+                        )
+                    )
                     continue
                 raise UnsupportedError(
                     f"{where} was changed while tracing ({_short(old)} -> {_short(new)}): a "
                     f"jitted function runs its Python code once, when it is traced, so this "
                     f"change would not happen on later calls; keep such state outside the "
-                    f"jitted function, or make it an array written in place")
+                    f"jitted function, or make it an array written in place"
+                )
         return written, rebound
 
 
@@ -314,15 +356,13 @@ class Identity:
 
     def __init__(self, obj):
         self.obj = obj
-        self.plain = tuple((k, v) for k, v in snapshot(vars(obj)).items()
-                           if type(v) in _PLAIN)
+        self.plain = tuple((k, v) for k, v in snapshot(vars(obj)).items() if type(v) in _PLAIN)
 
     def __hash__(self):
         return hash((id(self.obj), self.plain))
 
     def __eq__(self, other):
-        return isinstance(other, Identity) and other.obj is self.obj and \
-            other.plain == self.plain
+        return isinstance(other, Identity) and other.obj is self.obj and other.plain == self.plain
 
     def __repr__(self):
         return f"<{type(self.obj).__name__} object at {id(self.obj):#x}>"
@@ -332,8 +372,9 @@ def split_arguments(function, args, kwargs) -> Split:
     """A call's arguments divided into traced and static ones. An object argument (`self`)
     is static by identity: its arrays are captured state, its plain attributes (numbers,
     strings) part of the key, since the trace bakes them."""
-    objects = {i for i, a in enumerate(args) if i not in function.static_nums
-               and is_state_object(a)}
+    objects = {
+        i for i, a in enumerate(args) if i not in function.static_nums and is_state_object(a)
+    }
     nums = function.static_nums | objects
     if not nums and not function.static_names:
         return Split(args, kwargs, (), nums)
@@ -350,8 +391,10 @@ def split_arguments(function, args, kwargs) -> Split:
         hash(static_key)
     except TypeError:
         bad = next(str(k) for k, v in static if not _hashable(v))
-        raise TypeError(f"{function.name}: static argument {bad!r} must be hashable (use a "
-                        f"tuple instead of a list)") from None
+        raise TypeError(
+            f"{function.name}: static argument {bad!r} must be hashable (use a "
+            f"tuple instead of a list)"
+        ) from None
     return Split(dyn, dyn_kw, static_key, frozenset(nums))
 
 

@@ -52,15 +52,27 @@ class Slice:
         return lax.slice_(t, self.start, self.limit, self.stride)
 
     def write(self, src, value):
-        if all(s == 0 and st == 1 and l == n for s, l, st, n in
-               zip(self.start, self.limit, self.stride, src.shape)):
+        if all(
+            s == 0 and st == 1 and l == n
+            for s, l, st, n in zip(self.start, self.limit, self.stride, src.shape)
+        ):
             return value  # the whole array
-        return lax.emit(src.ctx, "update_slice", [src, value], start=self.start,
-                        limit=self.limit, stride=self.stride)
+        return lax.emit(
+            src.ctx,
+            "update_slice",
+            [src, value],
+            start=self.start,
+            limit=self.limit,
+            stride=self.stride,
+        )
 
     def numpy(self, a):
-        return a[tuple(slice(s, None if l < 0 else l, st)
-                       for s, l, st in zip(self.start, self.limit, self.stride))]
+        return a[
+            tuple(
+                slice(s, None if l < 0 else l, st)
+                for s, l, st in zip(self.start, self.limit, self.stride)
+            )
+        ]
 
     def op(self):
         return "slice", {"start": self.start, "limit": self.limit, "stride": self.stride}
@@ -119,8 +131,7 @@ def _is_view(base_shape, steps) -> bool:
     for d in reversed(range(len(base_shape))):
         strides[d] = acc
         acc *= max(base_shape[d], 1)
-    a = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), base_shape, strides,
-                                        writeable=False)
+    a = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), base_shape, strides, writeable=False)
     try:
         for s in steps:
             a = s.numpy(a) if not isinstance(s, Reshape) else np.reshape(a, s.shape, copy=False)

@@ -60,16 +60,15 @@ def check_unchanged(containers: list) -> None:
     """Raise UnsupportedError naming an argument list or dict the function changed."""
     for name, container, items in containers:
         if isinstance(container, dict):
-            same = container.keys() == items.keys() and all(
-                container[k] is items[k] for k in items)
+            same = container.keys() == items.keys() and all(container[k] is items[k] for k in items)
         else:
-            same = len(container) == len(items) and all(
-                a is b for a, b in zip(container, items))
+            same = len(container) == len(items) and all(a is b for a, b in zip(container, items))
         if not same:
             raise UnsupportedError(
                 f"{name} was changed while tracing: a jitted function gets a copy of each "
                 f"list or dict argument, so the change would not reach the caller's, and it "
-                f"would happen once, not on every call; return the new values instead")
+                f"would happen once, not on every call; return the new values instead"
+            )
 
 
 def _places(fn, args, kwargs, param_names, ctx):
@@ -94,8 +93,8 @@ def _places(fn, args, kwargs, param_names, ctx):
             except ValueError:
                 pass
         defaults = fn.__defaults__ or ()
-        positional = code.co_varnames[:code.co_argcount]
-        for name, value in zip(positional[len(positional) - len(defaults):], defaults):
+        positional = code.co_varnames[: code.co_argcount]
+        for name, value in zip(positional[len(positional) - len(defaults) :], defaults):
             yield f"the default of {name!r}", value
         for name, value in (fn.__kwdefaults__ or {}).items():
             yield f"the default of {name!r}", value
@@ -128,10 +127,14 @@ def _scan(value, name: str, depth: int, seen: set, ctx) -> None:
                 f"{ctx.graph.name!r}: a jitted function runs its Python once, so the value "
                 f"stored there would be a placeholder, not an array, and later calls would "
                 f"not store theirs; return it, or write it into an array in place "
-                f"(buffer[...] = value)")
+                f"(buffer[...] = value)"
+            )
         return
-    if depth == 0 or isinstance(value, (np.ndarray, str, bytes, int, float, type)) or \
-            id(value) in seen:
+    if (
+        depth == 0
+        or isinstance(value, (np.ndarray, str, bytes, int, float, type))
+        or id(value) in seen
+    ):
         return
     seen.add(id(value))
     if isinstance(value, (list, tuple, set, frozenset)) and len(value) <= MAX_ITEMS:

@@ -27,13 +27,18 @@ def check_overlap(lowered, leaves) -> None:
             continue
         i = w.target
         for j, other in enumerate(leaves):
-            if j != i and other is not leaves[i] and isinstance(other, np.ndarray) \
-                    and np.may_share_memory(leaves[i], other):
+            if (
+                j != i
+                and other is not leaves[i]
+                and isinstance(other, np.ndarray)
+                and np.may_share_memory(leaves[i], other)
+            ):
                 names = lowered.arg_names
                 raise UnsupportedError(
                     f"{lowered.function.name}: arguments {names[i]!r} and {names[j]!r} "
                     f"share memory and {names[i]!r} is written; pass the same array object "
-                    f"twice, or copies")
+                    f"twice, or copies"
+                )
 
 
 def donated(lowered, can_write_into) -> list:
