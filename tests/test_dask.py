@@ -364,7 +364,7 @@ def test_jitc_log_says_which_axes_are_rechunked(caplog):
     got = [r.getMessage() for r in caplog.records if "on dask arrays" in r.getMessage()]
     assert got == [
         f"np_rolls on dask arrays: {a} axis 0: rechunked from 4 chunks to one: "
-        f"slice at {__file__}:{np_rolls.__code__.co_firstlineno + 3} takes part of it"
+        f"slice at {__file__}:{np_rolls.__code__.co_firstlineno + 2} takes part of it"
         for a in "uv"
     ]
 

@@ -575,7 +575,7 @@ def _runtime_cases():
             ValueError,
             "negative integer powers",
             r"np\.power",
-            "a ** b",
+            "a**b",
         ),
     ]
 
