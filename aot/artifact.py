@@ -258,8 +258,7 @@ def compile(
     visible = [k for k in range(len(lowered.graph.outputs)) if k not in written.values()]
     outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
-    graph = optimize(lowered.graph)
-    graph.aliases = {k: leaf for leaf, k in written.items()}
+    graph = optimize(lowered.graph, aliases={k: leaf for leaf, k in written.items()})
     inout = {k: (leaf, _writes_directly(graph, leaf, k)) for leaf, k in written.items()}
     program = plan_aot(graph, name, inout)
     triple = resolve_triple(target)

@@ -5,7 +5,8 @@ PASSES is the pipeline, a plain list of named passes (fusion/pipeline.py runs it
     expand -> cse -> fold -> algebra -> cse -> dce -> fuse -> multi
 
 `expand` lowers the tracer's functional writes (update_slice, constant-index scatter) into
-concatenates, gathers and selects, so writes fuse like any other op.
+concatenates, gathers and selects, so writes fuse like any other op, except a region write
+into an array in memory, which a backend runs over the region alone (fusion/expand.py).
 
 `optimize(graph)` runs it on a copy; with verify=True (or JITC_VERIFY=1) the verifier and
 the fusion contract (fusion/contract.py) run after every pass; JITC_DUMP=DIR writes the IR
@@ -36,9 +37,19 @@ FUSE = [
 PASSES = SIMPLIFY + FUSE
 
 
-def optimize(graph: Graph, *, verify: bool = False, passes=None, timings=None) -> Graph:
-    """The optimized copy of `graph` that every backend compiles."""
-    return run_passes(graph, PASSES if passes is None else passes, verify=verify, timings=timings)
+def optimize(
+    graph: Graph, *, verify: bool = False, passes=None, timings=None, aliases=None
+) -> Graph:
+    """The optimized copy of `graph` that every backend compiles; `aliases` (output index ->
+    parameter index: the arguments the function writes) go on it, and guide `expand`."""
+    if aliases is not None:
+        graph = graph.copy()
+        graph.aliases = dict(aliases)
+    optimized = run_passes(
+        graph, PASSES if passes is None else passes, verify=verify, timings=timings
+    )
+    optimized.aliases = dict(graph.aliases)
+    return optimized
 
 
 __all__ = ["optimize", "fusion_report", "plan_buffers", "BufferPlan", "PASSES", "Pass"]

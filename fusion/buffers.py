@@ -8,8 +8,10 @@ lifetime runs from the first definition to the last read of any member.
 
 - In place: a kernel overwrites an operand that dies at it, when it reads that operand only at
   its own index (access signature IDENT, fusion/access.py) and writes one result of the same
-  byte size -- a loop or reduction fusion, or a single elementwise op. Dots and dot fusions
-  never run in place (the dot writes its result while it still reads its operands).
+  byte size -- a loop or reduction fusion, or a single elementwise op. A region write
+  (update_slice) takes over its buffer wherever that dies at it, writing the region alone.
+  Dots and dot fusions never run in place (the dot writes its result while it still reads
+  its operands).
 - Results of the function live in the caller's result buffers; a temporary whose storage
   class flows in place into a result lives there too, and costs no arena bytes.
 - Parameters and constants are never written, except an output aliased to a parameter
@@ -58,6 +60,8 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return operand.shape == n.shape
     if n.op == "scatter":  # each row is copied, then updated, by the thread owning it
         return operand is n.operands[0] and operand not in n.operands[1:]
+    if n.op == "update_slice":  # the buffer outside the region is left as it is
+        return operand is n.operands[0] and operand is not n.operands[1]
     if n.op == "sort":  # each row is copied out, sorted, then written back by its thread
         return True
     if n.op == "fusion" and n.attrs["kind"] == "dot":
@@ -186,8 +190,10 @@ def plan_buffers(graph: Graph) -> BufferPlan:
                 continue  # o's storage is read later, or n reads it under another name too
             if nbytes(o) != nbytes(n) or o.dtype.itemsize != n.dtype.itemsize:
                 continue
-            if aliased & {classes.find(x) for x in (n, o)}:
-                continue  # the output would then be written before its parameter's reads
+            if n.op != "update_slice" and aliased & {classes.find(x) for x in (n, o)}:
+                # the output would then be written before its parameter's reads (a region
+                # write chain may: can_write_into_parameter checks its first writer)
+                continue
             if not _reads_only_at_own_index(n, o):
                 continue
             rn = classes.find(n)

@@ -10,7 +10,10 @@ Nodes are `parameter`, `constant` (array constants live here, never inside bodie
 C-contiguous buffer), `dot_general` (a library call), `fusion`, or any other single
 primitive, which a backend runs as a one-op fusion of kind "reduction" (reduce, argmax,
 argmin) or "loop" (anything else); such a one-op body obeys the rules below except
-"no zero-size values". Every value a kernel writes is a C-contiguous array of its shape;
+"no zero-size values". A top-level `update_slice` (a region write fusion/expand.py kept) is
+a kernel over its region: it writes the region of its result, whose other elements are its
+operand's (the same buffer when the operand dies there, fusion/buffers.py). Every value a
+kernel writes is a C-contiguous array of its shape;
 parameters of the function may be any strided view.
 
 Every fusion body

@@ -1,12 +1,19 @@
 """Expand functional writes into ops every backend already fuses.
 
 The tracer records NumPy's writes as update ops on a new version of a buffer
-(trace/mutation/functional.py). Before fusion they become plain array ops, so a write fuses with the
-computation of its value into one loop that writes every element of the new version once:
+(trace/mutation/functional.py). A region write into a buffer that lives in memory anyway (a
+written argument or captured array: graph.aliases; an earlier region write's result) stays an
+update_slice when the region is under 2/3 of the buffer: a backend then runs it as a kernel
+over the region only, in the buffer's memory where the old version dies at it
+(fusion/buffers.py), for about 3 region bytes (its value written, read, and written into
+place) against 2 buffer bytes for an expanded write (every element of the new version
+written once). The others become plain array ops, so the write fuses with the computation of
+the buffer and of its value into one loop:
 
 - update_slice with unit strides: concatenates of the untouched parts of the buffer and
   the update, one per sliced axis (x[1:-1, 1:-1] = v is rows 0 and -1 around columns 0
   and -1 around v); with other strides: a gather of the update selected where the region is;
+  over the whole buffer: the update itself;
 - scatter with constant indices: the last write to each row wins (mode "set"), or the
   updates apply in order, one round per repeat (np.<ufunc>.at): a gather of the updates
   selected where a round writes.
@@ -67,13 +74,37 @@ def _placed(g, base, values, axis, rows, loc):
     return _add(g, "select", [mask, gathered, base], loc)
 
 
-def expand_update_slice(n, g):
+def keeps(n: Node, written: set, kept: set) -> bool:
+    """Does region write n cost less as a kernel over its region than as a pass over its
+    buffer, whose old version is in memory: an argument it writes (`written`: parameter
+    indices) or an earlier write it keeps (`kept`)?"""
+    base, update = n.operands
+    in_memory = base in kept or (base.op == "parameter" and base.attrs["index"] in written)
+    return in_memory and 3 * update.size < 2 * base.size
+
+
+def kept_writes(graph: Graph, aliases: dict) -> set:
+    """The update_slices of a traced graph that `expand` keeps (its decisions, replayed)
+    when `aliases` are the written arguments."""
+    written, kept = set(aliases.values()), set()
+    for n in graph.nodes:
+        if n.op == "update_slice" and n.operands[1].size and keeps(n, written, kept):
+            kept.add(n)
+    return kept
+
+
+def expand_update_slice(n, g, written: set, kept: set):
     """update_slice(b, u, region)  ==>  concatenate(b[before], u, b[after]) per axis"""
     if n.op != "update_slice":
         return None
     base, update = n.operands
     if update.size == 0:
         return base
+    if update.shape == base.shape and all(s == 1 for s in n.attrs["stride"]):
+        return update
+    if keeps(n, written, kept):
+        kept.add(n)
+        return None
     start, limit, stride = n.attrs["start"], n.attrs["limit"], n.attrs["stride"]
 
     def place(b, axis):  # b: the buffer cut to the region on the axes before `axis`
@@ -134,8 +165,12 @@ def expand_constant_scatter(n, g):
     return current
 
 
-RULES = (expand_update_slice, expand_constant_scatter)
-
-
 def expand(graph: Graph) -> Graph:
-    return dce(rewrite(graph, RULES))
+    written = set(graph.aliases.values())  # the parameters whose new versions are outputs
+    kept: set = set()
+
+    def update_slice(n, g):
+        return expand_update_slice(n, g, written, kept)
+
+    update_slice.__doc__ = expand_update_slice.__doc__
+    return dce(rewrite(graph, (update_slice, expand_constant_scatter)))

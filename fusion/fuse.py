@@ -59,6 +59,16 @@ MAX_ROUNDS = 6
 MAX_ARRAYS = 16
 
 
+def not_fusible(op: str) -> str:
+    """Why an op that fuses with nothing stays out (fusion_report prints it)."""
+    if op == "update_slice":
+        return (
+            "a region write is a kernel of its own, over its region, in the memory of the "
+            "array it writes (its value is not yet computed into the region)"
+        )
+    return f"{op} is not fusible"
+
+
 def is_scalar_constant(n: Node) -> bool:
     return n.op == "constant" and n.shape == ()
 
@@ -143,7 +153,7 @@ class Fuser:
                 return "dot output feeds a second dot (a dot reads its operands from memory)"
             return "a dot reads its operands from memory (library call)"
         if p.op not in BODY_OPS and p.op != "dot_general":
-            return f"{p.op} is not fusible"
+            return not_fusible(p.op)
         if _zero_size(p):
             return "zero-size arrays are not fused"
         # its output, the inputs known so far, and one left for a producer that stays out
@@ -270,7 +280,7 @@ class Fuser:
         if n in self.forced:
             return self.forced[n]
         if n.op not in BODY_OPS and n.op != "dot_general":
-            return f"{n.op} is not fusible"
+            return not_fusible(n.op)
         return None
 
     def _join_several(self, n: Node, readers):
@@ -325,7 +335,7 @@ class Fuser:
         if not sealed and _zero_size(n):
             sealed = "zero-size arrays are not fused"
         elif not sealed and n.op not in BODY_OPS | {"dot_general"}:
-            sealed = f"{n.op} is not fusible"
+            sealed = not_fusible(n.op)
         g = Group(n, sealed=sealed)
         self.home[n] = g
         self.groups_of[n] = [g]

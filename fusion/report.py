@@ -106,6 +106,56 @@ def boundaries(optimized: Graph):
     return rows
 
 
+def _written_in_place(optimized: Graph) -> set:
+    """The (loc, region) of the optimized graph's region writes that run in their array's
+    memory: over an old version that dies there, or the argument itself where it is donated."""
+    from jitc.fusion.buffers import can_write_into_parameter, plan_buffers
+
+    plan = plan_buffers(optimized)
+    donatable = {
+        p for k, p in optimized.aliases.items() if can_write_into_parameter(optimized, p, k)
+    }
+    return {
+        _region(n)
+        for n in optimized.nodes
+        if n.op == "update_slice"
+        and (
+            n in plan.in_place
+            or (n.operands[0].op == "parameter" and n.operands[0].attrs["index"] in donatable)
+        )
+    }
+
+
+def _region(n: Node) -> tuple:
+    return (n.loc, n.shape, n.operands[1].shape, n.attrs["start"], n.attrs["stride"])
+
+
+def whole_array_writes(traced: Graph, optimized: Graph) -> list:
+    """(the traced write, bytes, why) for every region write into an array in memory that
+    costs a pass over the whole array rather than the bytes of its region."""
+    from jitc.fusion.expand import kept_writes
+
+    kept = kept_writes(traced, optimized.aliases)
+    in_place = _written_in_place(optimized)
+    written = set(optimized.aliases.values())
+    rows = []
+    for n in traced.nodes:
+        if n.op != "update_slice" or not n.operands[1].size:
+            continue
+        base = n.operands[0]
+        if n in kept:
+            if _region(n) not in in_place:
+                why = "its old contents are read after the write: the array is copied first"
+                rows.append((n, base.nbytes, why))
+        elif base in kept or (base.op == "parameter" and base.attrs["index"] in written):
+            why = (
+                "the region is over 2/3 of the array: one pass writing its new version "
+                "costs less than the region written aside and copied in"
+            )
+            rows.append((n, base.nbytes, why))
+    return rows
+
+
 def fusion_report(traced: Graph, optimized: Graph) -> str:
     rows = boundaries(optimized)
     s = graph_stats(optimized)
@@ -121,5 +171,10 @@ def fusion_report(traced: Graph, optimized: Graph) -> str:
             f"  {_name(p)} ({_where(p)}) -> {_name(r)} ({_where(r)}) "
             f"[%{index[v]} -> %{index[c]} {_name(c)}]: {why}; "
             f"{nbytes} bytes materialized ({v.type_str()})"
+        )
+    for n, nbytes, why in whole_array_writes(traced, optimized):
+        lines.append(
+            f"  write into {n.operands[0].type_str()} ({_where(n)}): a pass over the whole "
+            f"array, {nbytes} bytes: {why}"
         )
     return "\n".join(lines)

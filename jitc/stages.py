@@ -367,14 +367,13 @@ def optimized(lowered: Lowered):
     """The optimized graph of `lowered`, its written arguments aliased to their outputs."""
     from jitc.fusion import optimize
 
-    graph = optimize(lowered.graph)
     n = len(lowered.arg_types)
-    graph.aliases = {
+    aliases = {
         w.output: w.target if w.kind == "arg" else n + w.target
         for w in lowered.writebacks
         if w.kind in ("arg", "captured")
     }
-    return graph
+    return optimize(lowered.graph, aliases=aliases)
 
 
 class Compiled:

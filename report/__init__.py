@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 
+from jitc.fusion.report import _where, whole_array_writes
 from jitc.report.graph import render
 from jitc.report.kernels import assign_runs, kernels, per_kernel
 from jitc.report.page import html_page, write_atomically
@@ -52,7 +53,13 @@ def write(compiled, path: str, size: dict | None = None, title: str | None = Non
         f"{stats['library_calls']} library calls) on the {compiled.backend} backend; "
         f"temp arena {stats['temp_bytes']:,} bytes"
     )
-    text = html_page(f"jitc report: {graph.name}", subtitle, picture, drawn_by, size, timing)
+    writes = [
+        (_where(n), n.operands[0].type_str(), nbytes, why)
+        for n, nbytes, why in whole_array_writes(compiled.lowered.graph, graph)
+    ]
+    text = html_page(
+        f"jitc report: {graph.name}", subtitle, picture, drawn_by, size, timing, writes=writes
+    )
     write_atomically(path, text)
     return path
 

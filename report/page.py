@@ -198,6 +198,24 @@ def size_section(size: dict | None) -> str:
     return "".join(parts)
 
 
+def writes_section(writes: list | None) -> str:
+    """The writes that pass over a whole array (fusion.report.whole_array_writes), as rows
+    of (file:line, array, bytes, why); nothing when the function writes none."""
+    if not writes:
+        return ""
+    rows = "".join(
+        f"<tr><td class='l'>{html.escape(where)}</td><td class='l'>{html.escape(array)}</td>"
+        f"<td>{nbytes:,}</td><td class='l'>{html.escape(why)}</td></tr>"
+        for where, array, nbytes, why in writes
+    )
+    return (
+        "<h2>Writes over a whole array</h2><p class='note'>Each of these writes passes over "
+        "its whole array; every other write runs over its region alone.</p>"
+        "<table class='edges'><tr><th>write</th><th>array</th><th>bytes</th><th>why</th>"
+        f"</tr>{rows}</table>"
+    )
+
+
 def html_page(
     title: str,
     subtitle: str,
@@ -206,6 +224,7 @@ def html_page(
     size: dict | None,
     timing: dict | None,
     time_note: str | None = None,
+    writes: list | None = None,
 ) -> str:
     """The page; `drawn_by` None: `graph_html` is a note, there is no graph to draw."""
     name, version, license_, js, _ = D3_HIERARCHY
@@ -232,6 +251,7 @@ sideways or zoom in with the buttons.</p>
 <h1>{html.escape(title)}</h1><p class="sub">{html.escape(subtitle)}</p>
 <h2>Fused graph</h2>{graph_note}
 <div id="op-info"></div><div id="graph-box">{graph_html}</div>
+{writes_section(writes)}
 <h2>Size</h2>{size_section(size)}
 <h2>Time per kernel</h2>{time_section(timing, time_note)}
 <p class="note">Treemap layout: {name} {version} ({license_} license), vendored in jitc

@@ -21,6 +21,7 @@ pytest.importorskip("numba")
 import jitc.aot as aot  # noqa: E402
 from jitc.aot.link import symbol_sizes, undefined_symbols  # noqa: E402
 from jitc.cli import main as cli_main  # noqa: E402
+from tests.test_region_writes import slabs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -582,6 +583,7 @@ def _rank(x):
         (_sgd, ["f64[8,3]", "f64[3]", "f64[16,8]", "f64[16,3]"], (0, 1)),
         (_smooth, ["f32[10]"], (0,)),
         (_fill, ["i64[4]", "i64[4]"], (0,)),
+        (slabs, ["f64[9,9,3,2,2]", "f64[6,5,3]"], (0,)),  # region writes over the argument
     ],
 )
 def test_in_out_arguments_are_written_like_numpy(fn, specs, inout, tmp_path):

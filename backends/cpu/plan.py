@@ -29,6 +29,7 @@ from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
+from jitc.backends.cpu.update_slice import COPY_UNLESS_SAME, region_source
 from jitc.core import failures, ops
 from jitc.core.errors import JitcError, UnsupportedError
 from jitc.core.ir import Graph, Node
@@ -413,6 +414,21 @@ class Planner:
         kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
 
+    def _update_slice(self, n: Node, out: Buf):
+        """The region of `out` written over; the rest of the buffer first copied into it
+        when the old version does not live there (it is read later, or an argument)."""
+        base, update = n.operands
+        src = self.loc[base]
+        if src.start != out.start:
+            donated = src.source == "param" and out.source == "result"
+            self._copy(src, out, COPY_UNLESS_SAME if donated else COPY_BODY)
+        if update.size == 0:
+            return
+        kb = _KernelBuilder()
+        source, rows = region_source(n, kb.sz)
+        kb.add(source, [self.loc[update]], [out])
+        self.kernels.append(kb.kernel(rows, update.size))
+
     def _scan(self, n: Node, out: Buf):
         (x,) = n.operands
         pre, size, post = _around(x.shape, n.attrs["axis"])
@@ -468,12 +484,12 @@ class Planner:
         kb.sites = [n]
         self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
 
-    def _copy(self, src: Buf, dst: Buf):
+    def _copy(self, src: Buf, dst: Buf, body: str | None = None):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
             return
         kb = _KernelBuilder()
-        kb.add(COPY_BODY, [src.viewed((size,))], [dst.viewed((size,))])
+        kb.add(body or COPY_BODY, [src.viewed((size,))], [dst.viewed((size,))])
         self.kernels.append(kb.kernel(size, size))
 
     def _node_kernels(self, n: Node, outs: list):
@@ -483,6 +499,8 @@ class Planner:
             self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
         elif n.op == "scatter":
             self._scatter(n, outs[0])
+        elif n.op == "update_slice":
+            self._update_slice(n, outs[0])
         elif n.op == "cumulative":
             self._scan(n, outs[0])
         elif n.op in ops.SORTS:

@@ -26,6 +26,7 @@ from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
 from jitc.backends.cuda.sort import sort_kernel
+from jitc.backends.cuda.update_slice import update_slice_kernels
 from jitc.core import ops
 from jitc.core.ir import Graph, Node
 from jitc.fusion.contract import single_op_body
@@ -192,6 +193,12 @@ class _Builder:
             return
         if n.op == "scatter":
             self.launch(scatter_kernel(n), [self.names[o] for o in n.operands], outs)
+            return
+        if n.op == "update_slice":
+            copy, *region = update_slice_kernels(n)
+            self.launch(copy, [self.names[n.operands[0]]], outs)
+            for k in region:
+                self.launch(k, [self.names[n.operands[1]]], outs)
             return
         if n.op == "linalg":
             if n.size:

@@ -2,10 +2,13 @@
 tests/test_mutation.py, traced-index writes (scatter kernels) included, with NumPy as the
 oracle (returned values and every argument after the call)."""
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import jitc
 from tests import test_mutation as m
+from tests import test_region_writes as r
 
 
 @pytest.mark.parametrize("fn,make", m.PROGRAMS, ids=[p[0].__name__ for p in m.PROGRAMS])
@@ -21,8 +24,6 @@ def test_a_traced_index_out_of_bounds_is_an_index_error():
 
 
 def test_submit_chains_and_writes_back_on_cuda():
-    import numpy as np
-
     from tests import test_async as a
 
     f = jitc.jit(a.affine, backend="cuda")
@@ -33,3 +34,17 @@ def test_submit_chains_and_writes_back_on_cuda():
     x, y = np.arange(6.0), np.full(6, 2.0)
     assert jitc.jit(a.bump, backend="cuda").submit(x, y).result() == (np.arange(6.0) + 2).sum()
     np.testing.assert_array_equal(x, np.arange(6.0) + 2.0)
+
+
+@pytest.mark.parametrize("fn,make", r.PROGRAMS, ids=[p[0].__name__ for p in r.PROGRAMS])
+def test_region_writes_on_cuda_match_numpy(fn, make):
+    r.assert_same_effects(fn, make(), "cuda")
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(program=r.write_programs())
+def test_random_region_writes_on_cuda_match_numpy(program):
+    shape, writes = program
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal(shape), rng.standard_normal(int(np.prod(shape)))
+    r.assert_same_effects(r.make_program(writes), (x, v), "cuda")

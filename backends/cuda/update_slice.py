@@ -1,0 +1,58 @@
+"""The region write on the GPU: x[region] = u for a top-level update_slice.
+
+Every value has its own buffer here (program.py plans no in-place writes), so the buffer is
+copied into the result by one kernel and the region written over it by a second, a thread
+per element of the region; offsets near the end of an axis are written against its extent
+(as on the cpu: backends/cpu/update_slice.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jitc.backends.cuda.emitter import ELEMENT, Sizes, Writer, decompose, strides
+from jitc.backends.cuda.kernel import Kernel, assemble, indent
+from jitc.core.ir import Node
+
+
+def copy_kernel(node: Node) -> Kernel:
+    """Kernel(base -> out): the buffer as it was, element by element."""
+    sz = Sizes()
+    total = sz(node.size)
+    lines = [f"for i in range(cuda.grid(1), {total}, cuda.gridsize(1)):", "    out0[i] = a0[i]"]
+    name, source = assemble("loop", 1, 1, 0, False, len(sz.values), indent(lines))
+    return Kernel(name, "loop", source, [node.dtype], [node.dtype], sz.values, {"total": node.size})
+
+
+def region_kernel(node: Node) -> Kernel:
+    """Kernel(upd -> out): the region of out written with upd, nothing else touched."""
+    base, update = node.operands
+    start, stride = node.attrs["start"], node.attrs["stride"]
+    w, sz = Writer(), Sizes()
+    w.level = ELEMENT
+    names = [f"i{d}" for d in range(base.ndim)]
+    comps = decompose(w, "j", update.shape, names, sz)
+    terms = []
+    for d, ((text, _), s) in enumerate(zip(comps, strides(base.shape))):
+        first = start[d] if start[d] <= base.shape[d] - start[d] else None
+        at = (
+            str(first)
+            if first is not None
+            else f"({sz(base.shape[d])} - {base.shape[d] - start[d]})"
+        )
+        terms.append(f"({at} + {stride[d]} * {text}) * {sz(s)}")
+    w.line(f"out0[{' + '.join(terms) or '0'}] = a0[j]")
+    total = sz(update.size)
+    lines = [f"for j in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
+    lines += indent(w.take(ELEMENT))
+    name, source = assemble("loop", 1, 1, 0, False, len(sz.values), indent(lines))
+    return Kernel(
+        name, "loop", source, [update.dtype], [node.dtype], sz.values, {"total": update.size}
+    )
+
+
+def update_slice_kernels(node: Node) -> list[Kernel]:
+    """The copy, then the region write (none for an empty region)."""
+    if np.prod(node.operands[1].shape, dtype=np.int64) == 0:
+        return [copy_kernel(node)]
+    return [copy_kernel(node), region_kernel(node)]

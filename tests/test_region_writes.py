@@ -1,0 +1,230 @@
+"""Region writes (issue 35): `x[key] = v` into an array in memory (an argument, a captured
+array, an earlier write's result) runs as a kernel over the region alone, in that array's
+memory, and its kernels take sizes at run time. NumPy is the oracle: the values returned and
+the caller's arrays after the call, on the reference and cpu backends (the cuda simulator
+runs the same programs: tests/cuda_sim/test_sim_mutation.py)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jitc
+from jitc import backends
+from jitc.stages import optimized
+
+BACKENDS = ("reference", "cpu")
+
+
+def slabs(A, x):
+    """The reduced ocean-model write of issue 35: four slabs of a 5-d argument."""
+    for ip in range(2):
+        for kr in range(2):
+            A[1:-2, 2:-2, :, ip, kr] = x * (ip + 2 * kr + 1)
+    return A
+
+
+def slab_args(n, nz, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.random((n, n, nz, 2, 2)), rng.random((n - 3, n - 4, nz))
+
+
+def interior_then_read(u, v):
+    """A write into a quarter of an argument, then a read of the whole new version."""
+    u[2:-2:2, 1:5] -= v
+    return u.sum(axis=0), u[::-1, -1]
+
+
+def shifted(x):
+    """Overlapping source and target: NumPy reads x[:-3] before writing x[3:]."""
+    x[3:] = x[:-3] * 2.0
+    return x
+
+
+def through_views(x, v):
+    """Writes through chained views, a negative step, an integer index and np.newaxis."""
+    y = x[1:, ::-1]
+    y[::2, 1:3] = v
+    z = y[2]
+    z[np.newaxis, ...][0, :2] += 1.0
+    return x
+
+
+def faces(h):
+    """The four faces of a halo, each a small write."""
+    h[0, 1:-1] = h[1, 1:-1]
+    h[-1, 1:-1] = h[-2, 1:-1]
+    h[1:-1, 0] = h[1:-1, 1]
+    h[1:-1, -1] = h[1:-1, -2]
+    return h
+
+
+RNG = np.random.default_rng(1)
+PROGRAMS = [
+    (slabs, lambda: slab_args(9, 3)),
+    (interior_then_read, lambda: (RNG.random((12, 7)), RNG.random((4, 4)))),
+    (shifted, lambda: (RNG.random(11),)),
+    (through_views, lambda: (RNG.random((8, 9)), RNG.random((4, 2)))),
+    (faces, lambda: (RNG.random((7, 6)),)),
+]
+
+
+def assert_same_effects(fn, args, backend):
+    mine = [a.copy() for a in args]
+    numpy_args = [a.copy() for a in args]
+    want = fn(*numpy_args)
+    got = jitc.jit(fn, backend=backend)(*mine)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):  # a sum's order differs by backend: values within rounding
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=0)
+    for w, g in zip(numpy_args, mine):  # writes are exact
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,make", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])
+def test_region_writes_match_numpy(fn, make, backend):
+    assert_same_effects(fn, make(), backend)
+
+
+def _update_slices(fn, *args):
+    return [n for n in jitc.jit(fn).lower(*args).compile().graph.nodes if n.op == "update_slice"]
+
+
+def test_the_slab_writes_stay_region_writes_and_return_the_argument():
+    A, x = slab_args(12, 3)
+    assert len(_update_slices(slabs, A, x)) == 4
+    want = slabs(A.copy(), x)
+    assert jitc.jit(slabs)(A, x) is A
+    np.testing.assert_array_equal(A, want)
+
+
+def test_a_write_over_most_of_its_array_fuses_as_before():
+    """Over 2/3 of the array a kernel writing every element of the new version once is
+    cheaper than the value written, read back and written into place."""
+    assert _update_slices(most_of_it, np.zeros(10), np.ones(9)) == []
+
+
+def test_a_second_shape_compiles_no_kernel():
+    f = jitc.jit(slabs)
+    f(*slab_args(10, 3))
+    second = f.lower(*slab_args(13, 4))
+    assert backends.get("cpu").cached(optimized(second))
+
+
+def test_the_write_kernel_runs_over_the_region_alone():
+    """The program's kernels for the writes cover the regions' elements; the one copy of
+    the array's old contents is skipped when the caller's array is the result (it is
+    donated); what lies outside the regions keeps its exact bits (-0.0, a NaN's payload)."""
+    A, x = slab_args(10, 3)
+    compiled = jitc.jit(slabs).lower(A, x).compile()
+    program = compiled.executable.program
+    writes = [k for k in program.kernels if k.node is not None and k.node.op == "update_slice"]
+    copies = [k for k in writes if "ctypes.data == out.ctypes.data" in k.bodies[0].source]
+    regions = [k.work for k in writes if k not in copies]
+    assert len(copies) == 1 and regions == [x.size] * 4, [k.work for k in writes]
+    sentinel = np.full(A.shape, -0.0)
+    sentinel.view(np.int64)[..., 0, 0] = np.int64(0x7FF0_0000_0000_0BAD)  # a NaN's payload
+    want = slabs(sentinel.copy(), x)
+    compiled(sentinel, x)
+    np.testing.assert_array_equal(sentinel.view(np.int64), want.view(np.int64))
+
+
+def test_a_captured_array_is_written_over_its_region():
+    state = np.arange(24.0).reshape(4, 6)
+
+    @jitc.jit
+    def step(v):
+        state[1:3, 2:4] += v
+        return state.sum()
+
+    want = np.arange(24.0).reshape(4, 6)
+    want[1:3, 2:4] += 0.5
+    assert step(np.full((2, 2), 0.5)) == want.sum()
+    np.testing.assert_array_equal(state, want)
+
+
+# -- random sequences of writes
+
+
+@st.composite
+def keys(draw, shape):
+    """A basic-indexing key: per axis an integer or a slice with any step."""
+    key = []
+    for n in shape:
+        if draw(st.booleans()) and n > 1 and draw(st.integers(0, 3)) == 0:
+            key.append(draw(st.integers(-n, n - 1)))
+            continue
+        step = draw(st.sampled_from([1, 1, 2, 3, -1, -2]))
+        start = draw(st.one_of(st.none(), st.integers(-n, n - 1)))
+        stop = draw(st.one_of(st.none(), st.integers(-n, n)))
+        key.append(slice(start, stop, step))
+    return tuple(key)
+
+
+@st.composite
+def write_programs(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=5)))
+    writes = [
+        (draw(keys(shape)), draw(st.sampled_from(["set", "add", "flip", "scalar"])))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    return shape, writes
+
+
+def make_program(writes):
+    def f(x, v):
+        for key, kind in writes:
+            region = x[key]
+            if region.size == 0:
+                continue
+            if kind == "set":
+                x[key] = v.ravel()[: region.size].reshape(region.shape)
+            elif kind == "add":
+                x[key] += v.ravel()[: region.size].reshape(region.shape)
+            elif kind == "flip" and region.ndim:  # source and target overlap
+                x[key] = x[key][::-1]
+            else:
+                x[key] = 7.0
+        return x * 1.0, x
+
+    return f
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(program=write_programs())
+def test_random_region_writes_match_numpy(program, backend):
+    shape, writes = program
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    v = rng.standard_normal(int(np.prod(shape)))
+    assert_same_effects(make_program(writes), (x, v), backend)
+
+
+def read_after_write(x, v):
+    """The first write's old contents are read after it: the array is copied first."""
+    t = x[1:3] * 1.0
+    x[:4] = v
+    x[5:7] = t
+    return x
+
+
+def most_of_it(x, v):
+    x[1:] = v
+    return x
+
+
+def test_the_reports_name_each_write_over_a_whole_array(tmp_path):
+    x = np.zeros(10)
+    copied = jitc.jit(read_after_write).lower(x, np.ones(4)).compile()
+    text = copied.fusion_report()
+    assert "write into f64[10] (" in text and "80 bytes: its old contents are read" in text
+    page = open(copied.report(str(tmp_path / "r.html"))).read()
+    assert "Writes over a whole array" in page and "its old contents are read" in page
+    over = jitc.jit(most_of_it).lower(x, np.ones(9)).compile().fusion_report()
+    assert "the region is over 2/3 of the array" in over
+    slab = jitc.jit(slabs).lower(*slab_args(9, 3)).compile()
+    assert "a pass over the whole array" not in slab.fusion_report()
+    assert "Writes over a whole array" not in open(slab.report(str(tmp_path / "s.html"))).read()
+    np.testing.assert_array_equal(copied(x.copy(), np.ones(4)), read_after_write(x.copy(), 1.0))
