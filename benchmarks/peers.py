@@ -108,8 +108,9 @@ def prepare_jax(case, probe=True):
     jax = jax_module()
     import jax.numpy as jnp
 
-    fn = jax.jit(rebind(case.fn, np_module=jnp))
-    return fn, jax.device_put(case.args), None
+    fn = jax.jit(rebind(case.jax_fn or case.fn, np_module=jnp))
+    note = "written functionally, with .at[].set()" if case.jax_fn else None
+    return fn, jax.device_put(case.args), note
 
 
 def prepare_jitc(case, probe=True):

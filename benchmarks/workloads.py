@@ -32,6 +32,7 @@ class Case:
     atol: float = 2e-5
     unit: str = "time"  # how to print the median ("time" or "us/call")
     skip: dict | None = None  # implementation -> why it cannot run this code
+    jax_fn: Callable | None = None  # the same program written functionally, for JAX
 
 
 def _rng():
@@ -394,8 +395,11 @@ def _from_start(n_state):
     def run(fn, *args):
         start, state, rest = args[:n_state], args[n_state : 2 * n_state], args[2 * n_state :]
         for s, a in zip(start, state):
-            if isinstance(a, np.ndarray):  # JAX's device arrays are never written
+            if isinstance(a, np.ndarray):
                 np.copyto(a, s)
+        # JAX's device arrays are never written: it computes from the start arrays (its
+        # state copies were taken after another implementation had run a step on them)
+        state = [a if isinstance(a, np.ndarray) else s for s, a in zip(start, state)]
         return fn(*state, *rest)
 
     return run
@@ -562,6 +566,92 @@ def w11(quick=False):
     ]
 
 
+# ---------------------------------------------------------------- W12 region writes
+
+
+def slabs(A, x):
+    """Issue 35's reduced ocean-model write: four slabs of a 5-d argument."""
+    for ip in range(2):
+        for kr in range(2):
+            A[1:-2, 2:-2, :, ip, kr] = x * (ip + 2 * kr + 1)
+    return A
+
+
+def slabs_functional(A, x):
+    """The same writes as JAX spells them (its arrays are immutable)."""
+    for ip in range(2):
+        for kr in range(2):
+            A = A.at[1:-2, 2:-2, :, ip, kr].set(x * (ip + 2 * kr + 1))
+    return A
+
+
+def ocean_step(T, flux, w, dt=0.1):
+    """Slab updates of the ocean-model kind: per (ip, kr) slab of the 5-d tracer T, an
+    upwind flux with a tanh limiter over the vertical axis, written a slab at a time into
+    the 5-d flux, then its vertical divergence added to T's interior."""
+    for ip in range(2):
+        for kr in range(2):
+            t = T[:, :, :, ip, kr]
+            grad = t[:, :, 1:] - t[:, :, :-1]
+            up = np.where(w[:, :, 1:] > 0, t[:, :, :-1], t[:, :, 1:])
+            flux[1:-1, 1:-1, 1:, ip, kr] = (
+                w[1:-1, 1:-1, 1:] * up[1:-1, 1:-1] * np.tanh(4.0 * grad[1:-1, 1:-1])
+            )
+            T[1:-1, 1:-1, 1:-1, ip, kr] += dt * (
+                flux[1:-1, 1:-1, 2:, ip, kr] - flux[1:-1, 1:-1, 1:-1, ip, kr]
+            )
+    return T, flux
+
+
+def ocean_step_functional(T, flux, w, dt=0.1):
+    """ocean_step as JAX spells it."""
+    for ip in range(2):
+        for kr in range(2):
+            t = T[:, :, :, ip, kr]
+            grad = t[:, :, 1:] - t[:, :, :-1]
+            up = np.where(w[:, :, 1:] > 0, t[:, :, :-1], t[:, :, 1:])
+            flux = flux.at[1:-1, 1:-1, 1:, ip, kr].set(
+                w[1:-1, 1:-1, 1:] * up[1:-1, 1:-1] * np.tanh(4.0 * grad[1:-1, 1:-1])
+            )
+            T = T.at[1:-1, 1:-1, 1:-1, ip, kr].add(
+                dt * (flux[1:-1, 1:-1, 2:, ip, kr] - flux[1:-1, 1:-1, 1:-1, ip, kr])
+            )
+    return T, flux
+
+
+def w12(quick=False):
+    rng = _rng()
+    cases = []
+    for n, nz in [(12, 3)] if quick else [(81, 11), (204, 26)]:
+        A = rng.random((n, n, nz, 2, 2), dtype=F32)
+        x = rng.random((n - 3, n - 4, nz), dtype=F32)
+        cases.append(
+            Case(
+                f"W12 slab writes in place, A[{n},{n},{nz},2,2]",
+                slabs,
+                (A, A.copy(), x),
+                run=_from_start(1),
+                jax_fn=slabs_functional,
+            )
+        )
+    n, nz = (8, 8) if quick else (64, 64)
+    T = rng.random((n, n, nz, 2, 2), dtype=F32)
+    flux = np.zeros_like(T)
+    w = rng.standard_normal((n, n, nz), dtype=F32)
+    cases.append(
+        Case(
+            f"W12 ocean slab update, T[{n},{n},{nz},2,2] ({T.size / 1e6:.1f}M values)",
+            ocean_step,
+            (T, flux, T.copy(), flux.copy(), w),
+            run=_from_start(2),
+            rtol=1e-4,
+            atol=1e-5,
+            jax_fn=ocean_step_functional,
+        )
+    )
+    return cases
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -573,4 +663,5 @@ WORKLOADS = {
     "W9": w9,
     "W10": w10,
     "W11": w11,
+    "W12": w12,
 }
