@@ -59,6 +59,9 @@ MAX_ROUNDS = 6
 MAX_ARRAYS = 16
 
 
+RESHAPE_VIEW = "a reshape read by region writes stays a free view of its operand"
+
+
 def not_fusible(op: str) -> str:
     """Why an op that fuses with nothing stays out (fusion_report prints it)."""
     if op == "update_slice":
@@ -257,6 +260,13 @@ class Fuser:
                     reason="a contiguous slice of a parameter or constant: read in place, no copy",
                 )
                 continue
+            if n.op == "reshape" and n not in self.outputs and self._read_by_writes(n):
+                # a free view: the kernel computing its operand writes the operand's shape
+                # (not one with the unit axes a region's integer indices add)
+                self._materialize(
+                    n, readers, reason=not_fusible("update_slice"), sealed=RESHAPE_VIEW
+                )
+                continue
             why = self._must_materialize(n)
             if why is None and len(readers) == 1:
                 why = self.try_join(readers[0], n)
@@ -273,6 +283,10 @@ class Fuser:
                 self._materialize(n, readers, reasons=why)
             else:
                 self._materialize(n, readers, reason=why or "nothing reads it")
+
+    def _read_by_writes(self, n: Node) -> bool:
+        """Do region writes (kernels of their own) alone read n?"""
+        return bool(self.uses[n]) and all(u.op == "update_slice" for u, _ in self.uses[n])
 
     def _must_materialize(self, n: Node) -> str | None:
         if n in self.outputs:

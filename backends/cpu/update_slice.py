@@ -10,8 +10,6 @@ and a new shape compiles nothing.
 
 from __future__ import annotations
 
-import numpy as np
-
 from jitc.core.ir import Node
 
 
@@ -23,35 +21,54 @@ def _offset(start: int, extent: int, slot: str) -> str:
 
 
 def region_source(node: Node, sz) -> tuple[str, int]:
-    """(`def BODY(upd, out, lo, hi, n)` over rows [lo, hi), its row count) for node."""
+    """(`def BODY(upd, out, lo, hi, n)` over rows [lo, hi), its row count) for node: the
+    rows are the region's first axis of more than one element, loops nest over the others
+    (an axis of one element is its start: no loop). The innermost loop copies between two
+    1-d views taken once per row, indexed by the loop's own variable, so numba drops its
+    negative-index wraparound and LLVM vectorizes the copy."""
     base, update = node.operands
     start, stride = node.attrs["start"], node.attrs["stride"]
     rank = len(base.shape)
-    if rank == 0:
+    if not rank:
         return "def BODY(upd, out, lo, hi, n):\n    out[()] = upd[()]\n", 1
-    outer, last = list(range(rank - 1)), rank - 1
-    lines = ["def BODY(upd, out, lo, hi, n):", "    for o in range(lo, hi):"]
-    rem = "o"
-    for k, d in enumerate(outer):
-        after = int(np.prod(update.shape[d + 1 : rank - 1], dtype=np.int64))
-        extent = sz(update.shape[d])
-        lines.append(
-            f"        i{d} = ({rem} // {sz(after)}) % {extent}"
-            if k + 1 < len(outer)
-            else f"        i{d} = {rem} % {extent}"
+    origin = [_offset(start[d], base.shape[d], sz(base.shape[d])) for d in range(rank)]
+    looped = [d for d in range(rank) if update.shape[d] > 1]
+    if not looped:  # one element
+        at = ", ".join(origin)
+        return (
+            f"def BODY(upd, out, lo, hi, n):\n    out[{at}] = upd[{', '.join(['0'] * rank)}]\n",
+            1,
         )
-    at = [
-        f"{_offset(start[d], base.shape[d], sz(base.shape[d]))} + {stride[d]} * i{d}"
-        for d in range(rank)
+    lines = ["def BODY(upd, out, lo, hi, n):"]
+    last = looped[-1]
+    outer = looped[:-1]
+    depth = 1
+    for k, d in enumerate(outer):
+        bounds = "lo, hi" if k == 0 else sz(update.shape[d])
+        lines.append("    " * depth + f"for i{d} in range({bounds}):")
+        depth += 1
+    src, dst = [], []
+    for d in range(rank):
+        if d == last:
+            src.append(":")
+            dst.append(f"{origin[d]}::{stride[d]}")
+        elif d in outer:
+            src.append(f"i{d}")
+            dst.append(f"{origin[d]} + {stride[d]} * i{d}")
+        else:
+            src.append("0")
+            dst.append(origin[d])
+    pad = "    " * depth
+    lines += [
+        pad + f"src = upd[{', '.join(src)}]",
+        pad + f"dst = out[{', '.join(dst)}]",
+        pad
+        + (
+            "for j in range(lo, hi):" if not outer else f"for j in range({sz(update.shape[last])}):"
+        ),
+        pad + "    dst[j] = src[j]",
     ]
-    if rank == 1:
-        lines.append("        i0 = o")
-        lines.append(f"        out[{at[0]}] = upd[i0]")
-        return "\n".join(lines) + "\n", update.shape[0]
-    lines.append(f"        for i{last} in range({sz(update.shape[last])}):")
-    index = ", ".join(f"i{d}" for d in range(rank))
-    lines.append(f"            out[{', '.join(at)}] = upd[{index}]")
-    rows = int(np.prod(update.shape[:-1], dtype=np.int64))
+    rows = update.shape[looped[0]]
     return "\n".join(lines) + "\n", rows
 
 
