@@ -21,6 +21,7 @@ from jitc.backends.cuda import toolchain
 from jitc.backends.cuda.ptx import kernel_reports, table
 from tests.cuda_sim import programs
 from tests.test_examples import load
+from tests.test_region_writes import slabs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARCHES = ("sm_80", "sm_90")
@@ -44,6 +45,7 @@ def _example_functions():
         ("lstm.step", lstm.step, [S("f32[1,60]")] + vec),
         ("lstm.unroll", lstm.unroll, [S("f32[8,1,60]")] + vec),
         ("quickstart.layer", qs.layer, [S("f32[4,16]"), S("f32[16,8]"), S("f32[8]")]),
+        ("region_writes.slabs", jitc.jit(slabs), [S("f32[9,9,3,2,2]"), S("f32[6,5,3]")]),
     ]
 
 
