@@ -147,6 +147,8 @@ class _Builder:
         return ids
 
     def build(self) -> Program:
+        self.users = self.graph.users()
+        self.position = {n: i for i, n in enumerate(self.graph.nodes)}
         for n in self.graph.nodes:
             if n.op == "parameter":
                 self.names[n] = self.buffer(n.shape, n.dtype, "param", index=n.attrs["index"])
@@ -178,6 +180,17 @@ class _Builder:
             self.p.output_aliases_input.append(_aliases_input(o))
         return self.p
 
+    def _dies_at(self, buffer: int, n: Node) -> bool:
+        """Is temporary `buffer` read by nothing after node n, nor a result of the graph?"""
+        if self.p.buffers[buffer].kind != "temp":
+            return False
+        sharing = [m for m, b in self.names.items() if b == buffer]
+        if any(m in self.graph.outputs for m in sharing):
+            return False
+        users = self.users
+        at = self.position[n]
+        return all(self.position[u] <= at for m in sharing for u in users[m])
+
     def launch(self, kernel: Kernel, inputs, outputs):
         self.p.steps.append(Launch(kernel, list(inputs), list(outputs)))
 
@@ -196,7 +209,13 @@ class _Builder:
             return
         if n.op == "update_slice":
             copy, *region = update_slice_kernels(n)
-            self.launch(copy, [self.names[n.operands[0]]], outs)
+            base = self.names[n.operands[0]]
+            if self._dies_at(base, n):  # written in place: the region alone
+                self.p.buffers.pop()  # the buffer outputs_of made for n
+                outs = [base]
+                self.names[n] = base
+            else:
+                self.launch(copy, [base], outs)
             for k in region:
                 self.launch(k, [self.names[n.operands[1]]], outs)
             return

@@ -1,9 +1,10 @@
 """The region write on the GPU: x[region] = u for a top-level update_slice.
 
-Every value has its own buffer here (program.py plans no in-place writes), so the buffer is
-copied into the result by one kernel and the region written over it by a second, a thread
-per element of the region; offsets near the end of an axis are written against its extent
-(as on the cpu: backends/cpu/update_slice.py).
+Every value has its own buffer here; where the old version is a temporary nothing reads
+after the write, the write takes over its buffer and only the region kernel runs, a thread
+per element of the region (program.py); otherwise the buffer is first copied into the
+result by a copy kernel. Offsets near the end of an axis are written against its extent (as
+on the cpu: backends/cpu/update_slice.py).
 """
 
 from __future__ import annotations
