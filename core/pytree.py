@@ -51,6 +51,15 @@ def _build(treedef, it):
     return kind(*children)  # a namedtuple type
 
 
+def positional_arguments(in_tree) -> tuple | None:
+    """The treedefs of a call's positional arguments, from the treedef of its flattened
+    `(args, kwargs)`; None when the call passed keyword arguments."""
+    args_def, kwargs_def = in_tree[1]
+    if args_def[0] != "tuple" or kwargs_def[1]:
+        return None
+    return args_def[1]
+
+
 def leaf_paths(treedef, prefix="") -> list[str]:
     """Readable names of every leaf, e.g. ["x", "params['w']", "xs[1]"]."""
     kind = treedef[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.core import pytree
 from jitc.core.dtypes import int_bounds
 from jitc.core.errors import SignatureMiss
 from jitc.stages import ArgumentResult, StaticResult
@@ -202,10 +203,8 @@ def fast_call_of(compiled):
 def fast_call_running(compiled, run):
     """A fast call of `compiled` that calls `run(*leaves, *results)`, or None."""
     lowered = compiled.lowered
-    if run is None or lowered.in_tree[1][0][0] != "tuple":
-        return None
-    (_, arg_defs), kwargs_def = lowered.in_tree[1]
-    if kwargs_def[1]:
+    arg_defs = None if run is None else pytree.positional_arguments(lowered.in_tree)
+    if arg_defs is None:
         return None
     return fast_call(
         arg_defs,
