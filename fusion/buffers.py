@@ -9,7 +9,8 @@ lifetime runs from the first definition to the last read of any member.
 - In place: a kernel overwrites an operand that dies at it, when it reads that operand only at
   its own index (access signature IDENT, fusion/access.py) and writes one result of the same
   byte size -- a loop or reduction fusion, or a single elementwise op. A region write
-  (update_slice) takes over its buffer wherever that dies at it, writing the region alone.
+  (update_slice) takes over its buffer wherever that dies at it, writing the region alone;
+  so does a region fusion that reads its buffer only inside the region (fusion/region.py).
   Dots and dot fusions never run in place (the dot writes its result while it still reads
   its operands).
 - Results of the function live in the caller's result buffers; a temporary whose storage
@@ -31,6 +32,7 @@ from jitc.core import ops
 from jitc.core.ir import Graph, Node
 from jitc.fusion.access import IDENT
 from jitc.fusion.contract import ContractError, infer_space, signatures
+from jitc.fusion.region import is_region_write, reads_base_in_region, region_of
 from jitc.fusion.rewrite import nbytes
 from jitc.fusion.views import is_view
 
@@ -62,6 +64,11 @@ def _reads_only_at_own_index(n: Node, operand: Node) -> bool:
         return operand is n.operands[0] and operand not in n.operands[1:]
     if n.op == "update_slice":  # the buffer outside the region is left as it is
         return operand is n.operands[0] and operand is not n.operands[1]
+    if n.op == "fusion" and n.attrs["kind"] == "region":
+        base = region_of(n).base
+        return all(o is not operand or k == base for k, o in enumerate(n.operands)) and (
+            reads_base_in_region(n)
+        )
     if n.op == "sort":  # each row is copied out, sorted, then written back by its thread
         return True
     if n.op == "fusion" and n.attrs["kind"] == "dot":
@@ -190,7 +197,7 @@ def plan_buffers(graph: Graph) -> BufferPlan:
                 continue  # o's storage is read later, or n reads it under another name too
             if nbytes(o) != nbytes(n) or o.dtype.itemsize != n.dtype.itemsize:
                 continue
-            if n.op != "update_slice" and aliased & {classes.find(x) for x in (n, o)}:
+            if not is_region_write(n) and aliased & {classes.find(x) for x in (n, o)}:
                 # the output would then be written before its parameter's reads (a region
                 # write chain may: can_write_into_parameter checks its first writer)
                 continue

@@ -348,12 +348,30 @@ def check_region(nodes, members, outputs, kind, *, body: bool = True) -> Space:
     return space
 
 
+def write_chain(body: Graph) -> tuple[list, Node]:
+    """(the update_slices a region fusion's body ends in, in program order, the node they
+    write: its base parameter). See fusion/region.py."""
+    chain, w = [], body.outputs[0]
+    while w.op == "update_slice":
+        chain.append(w)
+        w = w.operands[0]
+    return chain[::-1], w
+
+
 def check_fusion(node: Node) -> Space:
     """Check one fusion node against the contract (raises ContractError)."""
     body = node.subgraph
     members = {n for n in body.nodes if n.op != "parameter"}
+    nodes, outputs, kind = body.nodes, body.outputs, node.attrs.get("kind")
     try:
-        return check_region(body.nodes, members, body.outputs, node.attrs.get("kind"))
+        if kind == "region":  # a loop computing the updates, then the writes
+            writes, base = write_chain(body)
+            if not writes or base.op != "parameter":
+                raise ContractError("a region fusion ends in update_slices of a parameter")
+            members.difference_update(writes)
+            nodes = [n for n in nodes if n not in writes]
+            outputs, kind = [w.operands[1] for w in writes], "loop"
+        return check_region(nodes, members, outputs, kind)
     except ContractError as e:
         raise ContractError(
             f"fusion {node} ({node.attrs.get('kind')}): {e}\n{body}", e.node

@@ -62,14 +62,32 @@ MAX_ARRAYS = 16
 RESHAPE_VIEW = "a reshape read by region writes stays a free view of its operand"
 
 
+REGION_BASE = (
+    "a region write stores into the memory of the array it writes: that array is its "
+    "kernel's buffer, not a value computed in it"
+)
+
+
 def not_fusible(op: str) -> str:
     """Why an op that fuses with nothing stays out (fusion_report prints it)."""
     if op == "update_slice":
         return (
-            "a region write is a kernel of its own, over its region, in the memory of the "
-            "array it writes (its value is not yet computed into the region)"
+            "a region write is a kernel of its own: it stores into the array it writes, "
+            "which later ops read from memory"
         )
     return f"{op} is not fusible"
+
+
+SMALL_REGION = (
+    "a region write of one element or of none runs alone (its value is computed elsewhere, "
+    "then copied into the region)"
+)
+
+
+def region_fusible(n: Node) -> bool:
+    """May the computation of region write n's value join its kernel (a region fusion,
+    fusion/region.py)? Its region must run along some axis."""
+    return n.op == "update_slice" and any(s > 1 for s in n.operands[1].shape)
 
 
 def is_scalar_constant(n: Node) -> bool:
@@ -105,12 +123,16 @@ class Group:
             self.space = Space(root.operands[0].shape, reduce_axes(root))
             if not self.space.reduces_something():
                 self.sealed = self.sealed or f"{root.op} over size-1 axes runs alone"
+        elif root.op == "update_slice":  # the kernel runs over the region (its update)
+            self.space = Space(root.operands[1].shape)
         else:
             self.space = Space(root.shape)
         self.sigs = {root: {self.space.output_sig(root) or IDENT}}
 
     @property
     def kind(self) -> str:
+        if self.root.op == "update_slice":
+            return "region"
         if self.has_dot:
             return "dot"
         return "reduction" if self.space.reduced is not None else "loop"
@@ -157,6 +179,11 @@ class Fuser:
             return "a dot reads its operands from memory (library call)"
         if p.op not in BODY_OPS and p.op != "dot_general":
             return not_fusible(p.op)
+        if g.kind == "region":
+            if p is g.root.operands[0]:
+                return REGION_BASE
+            if p.op in ops.REDUCTIONS or p.op == "dot_general":
+                return f"a region write's kernel computes no {p.op} (it is a loop over the region)"
         if _zero_size(p):
             return "zero-size arrays are not fused"
         # its output, the inputs known so far, and one left for a producer that stays out
@@ -170,7 +197,7 @@ class Fuser:
         for u, k in self.uses[p]:
             if u in g.member_set:
                 for s in g.sigs[u]:
-                    e = extend(s, u, k)
+                    e = IDENT if u is g.root and g.kind == "region" else extend(s, u, k)
                     if e is None:
                         return f"{u.op} cannot read {p.op} inside one kernel"
                     sigs.add(e)
@@ -260,12 +287,10 @@ class Fuser:
                     reason="a contiguous slice of a parameter or constant: read in place, no copy",
                 )
                 continue
-            if n.op == "reshape" and n not in self.outputs and self._read_by_writes(n):
+            if n.op == "reshape" and n not in self.outputs and self._read_by_sealed_writes(n):
                 # a free view: the kernel computing its operand writes the operand's shape
                 # (not one with the unit axes a region's integer indices add)
-                self._materialize(
-                    n, readers, reason=not_fusible("update_slice"), sealed=RESHAPE_VIEW
-                )
+                self._materialize(n, readers, reason=SMALL_REGION, sealed=RESHAPE_VIEW)
                 continue
             why = self._must_materialize(n)
             if why is None and len(readers) == 1:
@@ -284,9 +309,11 @@ class Fuser:
             else:
                 self._materialize(n, readers, reason=why or "nothing reads it")
 
-    def _read_by_writes(self, n: Node) -> bool:
-        """Do region writes (kernels of their own) alone read n?"""
-        return bool(self.uses[n]) and all(u.op == "update_slice" for u, _ in self.uses[n])
+    def _read_by_sealed_writes(self, n: Node) -> bool:
+        """Do region writes that are kernels of their own alone read n?"""
+        return bool(self.uses[n]) and all(
+            u.op == "update_slice" and not region_fusible(u) for u, _ in self.uses[n]
+        )
 
     def _must_materialize(self, n: Node) -> str | None:
         if n in self.outputs:
@@ -348,7 +375,9 @@ class Fuser:
     def _materialize(self, n: Node, readers, reason: str = "", reasons=None, sealed=""):
         if not sealed and _zero_size(n):
             sealed = "zero-size arrays are not fused"
-        elif not sealed and n.op not in BODY_OPS | {"dot_general"}:
+        elif not sealed and n.op == "update_slice" and not region_fusible(n):
+            sealed = SMALL_REGION
+        elif not sealed and n.op not in BODY_OPS | {"dot_general", "update_slice"}:
             sealed = not_fusible(n.op)
         g = Group(n, sealed=sealed)
         self.home[n] = g
@@ -370,8 +399,12 @@ class Fuser:
             if len(g.members) == 1:
                 continue
             members = sorted(g.member_set, key=self.order.__getitem__)
+            outputs, kind = [g.root], g.kind
+            if kind == "region":  # its value's loop
+                members.remove(g.root)
+                outputs, kind = [g.root.operands[1]], "loop"
             try:
-                check_region(members, g.member_set, [g.root], g.kind, body=False)
+                check_region(members, set(members), outputs, kind, body=False)
             except ContractError as e:
                 culprit = e.node if e.node is not None and e.node is not g.root else None
                 if culprit is None:  # blame the last producer that joined

@@ -13,6 +13,8 @@ import os
 
 from jitc.core import ops
 from jitc.core.ir import Graph, Node
+from jitc.fusion.contract import write_chain
+from jitc.fusion.region import is_region_write, region_of
 from jitc.fusion.stats import graph_stats
 
 
@@ -115,18 +117,20 @@ def _written_in_place(optimized: Graph) -> set:
     donatable = {
         p for k, p in optimized.aliases.items() if can_write_into_parameter(optimized, p, k)
     }
-    return {
-        _region(n)
-        for n in optimized.nodes
-        if n.op == "update_slice"
-        and (
-            n in plan.in_place
-            or (n.operands[0].op == "parameter" and n.operands[0].attrs["index"] in donatable)
-        )
-    }
+    kept = set()
+    for n in optimized.nodes:
+        if not is_region_write(n):
+            continue
+        base, writes = n.operands[0], [n]
+        if n.op == "fusion":
+            base, writes = n.operands[region_of(n).base], write_chain(n.subgraph)[0]
+        if n in plan.in_place or (base.op == "parameter" and base.attrs["index"] in donatable):
+            kept.update(_region(w) for w in writes)
+    return kept
 
 
 def _region(n: Node) -> tuple:
+    """What identifies region write n (an update_slice) across passes."""
     return (n.loc, n.shape, n.operands[1].shape, n.attrs["start"], n.attrs["stride"])
 
 

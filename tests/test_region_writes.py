@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import jitc
 from jitc import backends
+from jitc.fusion.region import is_region_write, region_of
 from jitc.stages import optimized
 
 BACKENDS = ("reference", "cpu")
@@ -59,6 +60,30 @@ def faces(h):
     return h
 
 
+def rows_and_columns(h, a, b):
+    """Disjoint writes of one shape: one kernel stores the three rows (the column, of
+    another shape, is a kernel of its own)."""
+    h[0, 1:-1] = a
+    h[-1, 1:-1] = b * 2.0
+    h[2, 1:-1] += a
+    h[1:5, 0] = b
+    return h
+
+
+def reads_an_earlier_region(x, u):
+    """The second value reads what the first write wrote: two kernels, in order."""
+    x[0:3] = u
+    x[3:6] = x[0:3] * 2.0
+    return x
+
+
+def overlapping_writes(x, u):
+    """The second region overlaps the first: it must win where they meet."""
+    x[0:4] = u
+    x[2:6] = u[::-1] + 1.0
+    return x
+
+
 RNG = np.random.default_rng(1)
 PROGRAMS = [
     (slabs, lambda: slab_args(9, 3)),
@@ -66,6 +91,9 @@ PROGRAMS = [
     (shifted, lambda: (RNG.random(11),)),
     (through_views, lambda: (RNG.random((8, 9)), RNG.random((4, 2)))),
     (faces, lambda: (RNG.random((7, 6)),)),
+    (rows_and_columns, lambda: (RNG.random((7, 6)), RNG.random(4), RNG.random(4))),
+    (reads_an_earlier_region, lambda: (RNG.random(8), RNG.random(3))),
+    (overlapping_writes, lambda: (RNG.random(8), RNG.random(4))),
 ]
 
 
@@ -88,20 +116,46 @@ def test_region_writes_match_numpy(fn, make, backend):
 
 
 def _update_slices(fn, *args):
-    return [n for n in jitc.jit(fn).lower(*args).compile().graph.nodes if n.op == "update_slice"]
+    graph = jitc.jit(fn).lower(*args).compile().graph
+    return [n for n in graph.nodes if is_region_write(n)]
 
 
 def test_the_slab_writes_stay_region_writes_and_return_the_argument():
-    """Four region writes; the kernel computing their values runs over x's own shape (the
-    unit axes the integer indices add are a free reshape, not a loop of one element)."""
+    """Four region writes, in one kernel computing their values into the regions, over x's
+    own shape (the unit axes the integer indices add are not loops of one element)."""
     A, x = slab_args(12, 3)
-    assert len(_update_slices(slabs, A, x)) == 4
-    graph = jitc.jit(slabs).lower(A, x).compile().graph
-    fusions = [n for n in graph.nodes if n.op == "fusion"]
-    assert fusions and all(o.shape == x.shape for f in fusions for o in f.subgraph.outputs)
+    (write,) = _update_slices(slabs, A, x)
+    assert write.op == "fusion" and len(region_of(write).writes) == 4
+    assert all(o.shape == x.shape for o in region_of(write).value.outputs)
     want = slabs(A.copy(), x)
     assert jitc.jit(slabs)(A, x) is A
     np.testing.assert_array_equal(A, want)
+
+
+def _region_kernels(fn, *args):
+    program = jitc.jit(fn).lower(*args).compile().executable.program
+    return [
+        k
+        for k in program.kernels
+        if k.node is not None
+        and is_region_write(k.node)
+        and "ctypes.data == out.ctypes.data" not in k.bodies[0].source
+    ]
+
+
+def test_writes_of_disjoint_regions_share_one_kernel():
+    """The four slabs are one pass over A (their elements share cache lines), and their
+    values are computed in it; so are three rows of one shape."""
+    A, x = slab_args(9, 3)
+    (write,) = _update_slices(slabs, A, x)
+    assert len(region_of(write).writes) == 4
+    (kernel,) = _region_kernels(slabs, A, x)
+    assert kernel.work == x.size
+    h, a = np.zeros((7, 6)), np.ones(4)
+    rows, column = _update_slices(rows_and_columns, h, a, a)
+    assert [len(region_of(n).writes) for n in (rows, column)] == [3, 1]
+    assert len(_update_slices(reads_an_earlier_region, np.zeros(8), np.ones(3))) == 2
+    assert len(_update_slices(overlapping_writes, np.zeros(8), np.ones(4))) == 2
 
 
 def test_a_write_over_most_of_its_array_fuses_as_before():
@@ -118,16 +172,16 @@ def test_a_second_shape_compiles_no_kernel():
 
 
 def test_the_write_kernel_runs_over_the_region_alone():
-    """The program's kernels for the writes cover the regions' elements; the one copy of
+    """The program's kernel for the writes loops over the region's elements; the one copy of
     the array's old contents is skipped when the caller's array is the result (it is
     donated); what lies outside the regions keeps its exact bits (-0.0, a NaN's payload)."""
     A, x = slab_args(10, 3)
     compiled = jitc.jit(slabs).lower(A, x).compile()
     program = compiled.executable.program
-    writes = [k for k in program.kernels if k.node is not None and k.node.op == "update_slice"]
+    writes = [k for k in program.kernels if k.node is not None and is_region_write(k.node)]
     copies = [k for k in writes if "ctypes.data == out.ctypes.data" in k.bodies[0].source]
     regions = [k.work for k in writes if k not in copies]
-    assert len(copies) == 1 and regions == [x.size] * 4, [k.work for k in writes]
+    assert len(copies) == 1 and regions == [x.size], [k.work for k in writes]
     sentinel = np.full(A.shape, -0.0)
     sentinel.view(np.int64)[..., 0, 0] = np.int64(0x7FF0_0000_0000_0BAD)  # a NaN's payload
     want = slabs(sentinel.copy(), x)

@@ -178,14 +178,18 @@ class LoopKernel:
         sizes: Sizes,
         scratch_args: bool = False,
         aliases: dict | None = None,
+        views: list | None = None,
     ):
         """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
-        np.empty inside the kernel; for AOT, whose kernels cannot allocate."""
+        np.empty inside the kernel; for AOT, whose kernels cannot allocate. views: output k
+        is stored into `outk[<views[k]>]`, a region of the array passed (region writes,
+        fusion/region.py)."""
         self.body = body
         self.scratch_args = scratch_args
         # output index -> the body parameter whose buffer it overwrites (in place): written
         # through the same array, so LLVM sees one pointer, not two it must check for overlap
         self.aliases = aliases or {}
+        self.views = views or []
         self.name = name
         self.sz = sizes
         self.w = _Writer()
@@ -539,17 +543,16 @@ class LoopKernel:
             if not self.scratch_args:
                 for node, scr in self.scratch.items():
                     w.line(f"{scr} = scratch({self.sz(inner_size)}, {STORAGE[node.dtype]})")
-            w.line("for o in range(lo, hi):")
-            w.depth += 1
-            rem = "o"
-            for k, d in enumerate(self.outer):
+            for k, d in enumerate(self.outer):  # the first row's index
                 size = int(np.prod([self.shape[e] for e in self.outer[k + 1 :]], dtype=np.int64))
                 extent = self.sz(self.shape[d])
                 w.line(
-                    f"i{d} = ({rem} // {self.sz(size)}) % {extent}"
+                    f"i{d} = (lo // {self.sz(size)}) % {extent}"
                     if k + 1 < len(self.outer)
-                    else f"i{d} = {rem} % {extent}"
+                    else f"i{d} = lo % {extent}"
                 )
+            w.line("for o in range(lo, hi):")
+            w.depth += 1
             rows_at, rows_depth = len(w.lines), w.depth
         for s in range(final + 1):
             ready = [r for r, rs in stages.items() if rs == s]
@@ -604,6 +607,8 @@ class LoopKernel:
             if not full:
                 v = store(o.dtype, self.value(o, idx, {}))
                 w.line(f"{outs[k]}[{', '.join(idx)}] = {v}" if idx else f"{outs[k]}[()] = {v}")
+        if not self.flat:
+            self._next_row()
         if self.flat:
             w.lines[slices_at:slices_at] = [
                 "    " + f"{s} = {a}[lo:hi]" for a, s in self.chunk_slices.items()
@@ -625,6 +630,7 @@ class LoopKernel:
         )
         src = (
             [f"def {self.name}({args}):"]
+            + [f"    out{k} = out{k}[{view}]" for k, view in enumerate(self.views)]
             + [f"    {name} = {expr}" for name, expr in self.constants.values()]
             + loop
         )
@@ -639,6 +645,20 @@ class LoopKernel:
             self.raises,
             scratch,
         )
+
+    def _next_row(self):
+        """Step the row index like an odometer: a division per row was most of the time of
+        a loop whose rows are short (a region of 6006 rows of 11 elements: 2.3x)."""
+        w = self.w
+        depth = w.depth
+        for k, d in enumerate(reversed(self.outer)):
+            w.line(f"i{d} += 1")
+            if k + 1 == len(self.outer):
+                break  # the first axis never wraps within the rows of one call
+            w.line(f"if i{d} == {self.sz(self.shape[d])}:")
+            w.depth += 1
+            w.line(f"i{d} = 0")
+        w.depth = depth
 
     # -- blocked summation: float sums add BLOCK elements in the sum's dtype (vector lanes),
     # then add each block's total into a float64 accumulator; complex sums add in complex128

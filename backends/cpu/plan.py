@@ -29,13 +29,14 @@ from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
-from jitc.backends.cpu.update_slice import COPY_UNLESS_SAME, region_source
+from jitc.backends.cpu.update_slice import COPY_UNLESS_SAME, region_source, region_view
 from jitc.core import failures, ops
 from jitc.core.errors import JitcError, UnsupportedError
 from jitc.core.ir import Graph, Node
 from jitc.core.source import where
 from jitc.fusion import plan_buffers
 from jitc.fusion.contract import single_op_body
+from jitc.fusion.region import collapsed, region_of
 from jitc.fusion.views import block_offset, external_view, is_view
 
 ALIGN = 64
@@ -281,10 +282,17 @@ class Planner:
         return buf, end
 
     # -- kernels
-    def _loop(self, kb: _KernelBuilder, body: Graph, inputs, outs: list[Buf], local: int):
-        """Add a loop body to `kb`; returns (its LoopKernel, the next local offset)."""
-        aliases = {k: p for k, o in enumerate(outs) for p in body.params if inputs(p) == o}
-        ks = LoopKernel(body, "BODY", kb.sz, scratch_args=self.aot, aliases=aliases).generate()
+    def _loop(
+        self, kb: _KernelBuilder, body: Graph, inputs, outs: list[Buf], local: int, views=None
+    ):
+        """Add a loop body to `kb`; returns (its LoopKernel, the next local offset). views:
+        the index of the region of outs[k] output k is stored into (a region fusion)."""
+        aliases = {}
+        if views is None:
+            aliases = {k: p for k, o in enumerate(outs) for p in body.params if inputs(p) == o}
+        ks = LoopKernel(
+            body, "BODY", kb.sz, scratch_args=self.aot, aliases=aliases, views=views
+        ).generate()
         scratch = []
         for _, elements, dtype in ks.scratch:
             buf, local = self._local(local, (elements,), dtype)
@@ -295,9 +303,13 @@ class Planner:
         kb.sites += failures.sites(body)
         return ks, local
 
-    def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0):
+    def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0, writes=None):
+        """writes: output k is stored into the region writes[k] of outs[k] (fusion/region.py)."""
         kb = _KernelBuilder()
-        ks, _ = self._loop(kb, body, inputs, outs, local)
+        views = None
+        if writes is not None:
+            views = [region_view(w, o.shape, kb.sz) for w, o in zip(writes, outs)]
+        ks, _ = self._loop(kb, body, inputs, outs, local, views)
         self.kernels.append(kb.kernel(ks.rows, ks.work))
 
     def _operand(self, x: Node, buf: Buf, perm: list, local: int) -> tuple[Buf, int]:
@@ -360,6 +372,9 @@ class Planner:
                 return self.loc[n.operands[m.attrs["index"]]]
             return Buf("const", self._const(m.attrs["value"]), m.shape, m.dtype)
 
+        if n.attrs["kind"] == "region":
+            self._region_write(n, inputs, outs[0])
+            return
         dot_nodes = [m for m in body.nodes if m.op == "dot_general"]
         if not dot_nodes:
             self._loop_kernel(body, inputs, outs)
@@ -414,14 +429,34 @@ class Planner:
         kb.sites = [n]
         self.kernels.append(kb.kernel(pre, pre * (size + m) * post))
 
-    def _update_slice(self, n: Node, out: Buf):
-        """The region of `out` written over; the rest of the buffer first copied into it
-        when the old version does not live there (it is read later, or an argument)."""
-        base, update = n.operands
+    def _keep_unwritten(self, base: Node, out: Buf):
+        """Copy the buffer a region write writes into `out` first, when its old version does
+        not live there (it is read later, or an argument)."""
         src = self.loc[base]
         if src.start != out.start:
             donated = src.source == "param" and out.source == "result"
             self._copy(src, out, COPY_UNLESS_SAME if donated else COPY_BODY)
+
+    def _region_write(self, n: Node, inputs, out: Buf):
+        """A region fusion: one loop over the regions computes their values into `out`."""
+        region = region_of(n)
+        self._keep_unwritten(n.operands[region.base], out)
+        if not region.value.outputs[0].size:
+            return
+        fewer_axes = collapsed(region, out.shape)
+        if fewer_axes is not None:  # the same bytes, viewed with fewer axes
+            region, base_shape = fewer_axes
+            out = out.viewed(base_shape)
+            shape_of = {p.attrs["index"]: p.shape for p in region.value.params}
+            given = inputs
+            inputs = lambda m: given(m).viewed(shape_of[m.attrs["index"]])  # noqa: E731
+        outs = [out] * len(region.writes)
+        self._loop_kernel(region.value, inputs, outs, writes=region.writes)
+
+    def _update_slice(self, n: Node, out: Buf):
+        """The region of `out` written over, the rest of the buffer kept."""
+        base, update = n.operands
+        self._keep_unwritten(base, out)
         if update.size == 0:
             return
         kb = _KernelBuilder()

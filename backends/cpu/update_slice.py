@@ -72,6 +72,18 @@ def region_source(node: Node, sz) -> tuple[str, int]:
     return "\n".join(lines) + "\n", rows
 
 
+def region_view(write, shape, sz) -> str:
+    """The index of the view of an array of `shape` that a region fusion stores a value into
+    (fusion/region.py): start and stride along the axes its loop spans, the start alone on
+    the others (its axes of one element). Starts are run-time values (slots), so another
+    shape, or another slab of the same shape, generates the same source."""
+    parts = []
+    for d in range(len(shape)):
+        at = sz(write.start[d])
+        parts.append(f"{at}::{write.stride[d]}" if d in write.spanned else at)
+    return ", ".join(parts)
+
+
 # The untouched part of the buffer, copied into the result first, unless the caller passed
 # the same array as both (a donated argument: trace/mutation/writeback.py).
 COPY_UNLESS_SAME = """def BODY(a, out, lo, hi, n):

@@ -13,10 +13,13 @@ import numpy as np
 from jitc.backends.cuda.emitter import ELEMENT, BodyEmitter, LayoutError, Sizes, Writer, decompose
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import store
+from jitc.backends.cuda.update_slice import region_index
 from jitc.core.ir import Graph
 
 
-def loop_kernel(body: Graph) -> Kernel:
+def loop_kernel(body: Graph, writes=None, base_shape=None) -> Kernel:
+    """writes: output k is stored into the region writes[k] of an output of `base_shape`
+    (a region fusion, fusion/region.py)."""
     shapes = {o.shape for o in body.outputs}
     if len(shapes) != 1:
         raise LayoutError(f"loop fusion outputs differ in shape: {shapes}")
@@ -30,7 +33,11 @@ def loop_kernel(body: Graph) -> Kernel:
     em.flat = (idx, shape, "flat")
     values = [em.value(o, idx)[0] for o in body.outputs]
     for k, (o, v) in enumerate(zip(body.outputs, values)):
-        w.line(f"out{k}[flat] = {store(o.dtype, v)}")
+        at = "flat"
+        if writes is not None:
+            r = writes[k]
+            at = region_index(base_shape, r.start, r.stride, r.spanned, idx, sz)
+        w.line(f"out{k}[{at}] = {store(o.dtype, v)}")
     lines = w.take(0) + [f"for flat in range(cuda.grid(1), {n_total}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
     name, source = assemble(

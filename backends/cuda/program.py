@@ -26,10 +26,11 @@ from jitc.backends.cuda.reduction import reduction_kernel
 from jitc.backends.cuda.scan import scan_kernel
 from jitc.backends.cuda.scatter import scatter_kernel
 from jitc.backends.cuda.sort import sort_kernel
-from jitc.backends.cuda.update_slice import update_slice_kernels
+from jitc.backends.cuda.update_slice import copy_kernel, update_slice_kernels
 from jitc.core import ops
 from jitc.core.ir import Graph, Node
 from jitc.fusion.contract import single_op_body
+from jitc.fusion.region import reads_base_in_region, region_of
 from jitc.fusion.views import block_offset, external_view
 
 LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a cuBLAS call
@@ -191,6 +192,17 @@ class _Builder:
         at = self.position[n]
         return all(self.position[u] <= at for m in sharing for u in users[m])
 
+    def _keep_unwritten(self, n: Node, base: Node, outs, copy: Kernel, in_place=True):
+        """The outputs a region write n writes into: its base's buffer where that dies at n
+        (and n may overwrite it: `in_place`), else `outs` after a copy of the base."""
+        buffer = self.names[base]
+        if in_place and self._dies_at(buffer, n):
+            self.p.buffers.pop()  # the buffer outputs_of made for n
+            self.names[n] = buffer
+            return [buffer]
+        self.launch(copy, [buffer], outs)
+        return outs
+
     def launch(self, kernel: Kernel, inputs, outputs):
         self.p.steps.append(Launch(kernel, list(inputs), list(outputs)))
 
@@ -209,13 +221,7 @@ class _Builder:
             return
         if n.op == "update_slice":
             copy, *region = update_slice_kernels(n)
-            base = self.names[n.operands[0]]
-            if self._dies_at(base, n):  # written in place: the region alone
-                self.p.buffers.pop()  # the buffer outputs_of made for n
-                outs = [base]
-                self.names[n] = base
-            else:
-                self.launch(copy, [base], outs)
+            outs = self._keep_unwritten(n, n.operands[0], outs, copy)
             for k in region:
                 self.launch(k, [self.names[n.operands[1]]], outs)
             return
@@ -239,6 +245,14 @@ class _Builder:
         body = n.subgraph
         inputs = [self.names[o] for o in n.operands]
         outs = self.outputs_of(n)
+        if n.attrs["kind"] == "region":
+            region = region_of(n)
+            base = n.operands[region.base]
+            outs = self._keep_unwritten(n, base, outs, copy_kernel(n), reads_base_in_region(n))
+            if region.value.outputs[0].size:
+                kernel = loop_kernel(region.value, region.writes, n.shape)
+                self.launch(kernel, inputs, outs * len(region.writes))
+            return
         dots = [m for m in body.nodes if m.op == "dot_general"]
         if dots:
             self.dot(body, inputs, outs)

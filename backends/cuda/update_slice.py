@@ -25,24 +25,30 @@ def copy_kernel(node: Node) -> Kernel:
     return Kernel(name, "loop", source, [node.dtype], [node.dtype], sz.values, {"total": node.size})
 
 
+def region_index(shape, start, stride, spanned, comps, sz) -> str:
+    """The flat index into an array of `shape` of the region element whose index along the
+    `spanned` axes is `comps` (the other axes sit at their start)."""
+    at_axis = dict(zip(spanned, comps))
+    terms = []
+    for d, s in enumerate(strides(shape)):
+        first = start[d] if start[d] <= shape[d] - start[d] else None
+        at = str(first) if first is not None else f"({sz(shape[d])} - {shape[d] - start[d]})"
+        if d in at_axis:
+            at = f"({at} + {stride[d]} * {at_axis[d][0]})"
+        terms.append(f"{at} * {sz(s)}")
+    return " + ".join(terms) or "0"
+
+
 def region_kernel(node: Node) -> Kernel:
     """Kernel(upd -> out): the region of out written with upd, nothing else touched."""
     base, update = node.operands
-    start, stride = node.attrs["start"], node.attrs["stride"]
     w, sz = Writer(), Sizes()
     w.level = ELEMENT
-    names = [f"i{d}" for d in range(base.ndim)]
-    comps = decompose(w, "j", update.shape, names, sz)
-    terms = []
-    for d, ((text, _), s) in enumerate(zip(comps, strides(base.shape))):
-        first = start[d] if start[d] <= base.shape[d] - start[d] else None
-        at = (
-            str(first)
-            if first is not None
-            else f"({sz(base.shape[d])} - {base.shape[d] - start[d]})"
-        )
-        terms.append(f"({at} + {stride[d]} * {text}) * {sz(s)}")
-    w.line(f"out0[{' + '.join(terms) or '0'}] = a0[j]")
+    comps = decompose(w, "j", update.shape, [f"i{d}" for d in range(base.ndim)], sz)
+    at = region_index(
+        base.shape, node.attrs["start"], node.attrs["stride"], range(base.ndim), comps, sz
+    )
+    w.line(f"out0[{at}] = a0[j]")
     total = sz(update.size)
     lines = [f"for j in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
     lines += indent(w.take(ELEMENT))
