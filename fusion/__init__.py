@@ -2,13 +2,15 @@
 
 PASSES is the pipeline, a plain list of named passes (fusion/pipeline.py runs it):
 
-    expand -> cse -> fold -> algebra -> cse -> dce -> fuse -> multi -> merge_writes
+    expand -> cse -> fold -> algebra -> cse -> dce -> forward_reads -> fuse -> multi
+    -> merge_writes
 
 `expand` lowers the tracer's functional writes (update_slice, constant-index scatter) into
 concatenates, gathers and selects, so writes fuse like any other op, except a region write
 into an array in memory, which a backend runs over the region alone (fusion/expand.py),
-computing its value in the same kernel (fusion/region.py); `merge_writes` joins writes of
-disjoint regions of one array into one kernel.
+computing its value in the same kernel (fusion/region.py); `forward_reads` points the reads
+between the writes of one array at the version holding the same bytes, and `merge_writes`
+joins writes of disjoint regions of one array into one kernel.
 
 `optimize(graph)` runs it on a copy; with verify=True (or JITC_VERIFY=1) the verifier and
 the fusion contract (fusion/contract.py) run after every pass; JITC_DUMP=DIR writes the IR
@@ -19,7 +21,7 @@ of an optimized graph in one arena; `fusion_report` explains every boundary left
 from __future__ import annotations
 
 from jitc.core.ir import Graph
-from jitc.fusion import algebra, cse, dce, expand, fold, fuse, merge_writes, multi
+from jitc.fusion import algebra, cse, dce, expand, fold, forward, fuse, merge_writes, multi
 from jitc.fusion.buffers import BufferPlan, plan_buffers
 from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
@@ -33,6 +35,7 @@ SIMPLIFY = [
     Pass("dce", dce.dce),
 ]
 FUSE = [
+    Pass("forward_reads", forward.forward_reads),
     Pass("fuse", fuse.fuse),
     Pass("multi", multi.multi_output),
     Pass("merge_writes", merge_writes.merge_writes),

@@ -510,7 +510,7 @@ def build(graph: Graph, f: Fuser) -> Graph:
     node_of_group: dict[int, Node] = {}
     for g in _ordered_groups(f):
         root = g.root
-        if len(g.members) == 1:
+        if len(g.members) == 1 and g.kind != "region":
             value[root] = new.add(
                 root.op,
                 [get(o) for o in root.operands],

@@ -43,12 +43,12 @@ def _disjoint(a: Node, b: Node) -> bool:
     )
 
 
-def _joins(chain: list, later: Node, users) -> bool:
+def _joins(chain: list, later: Node, users, results: set) -> bool:
     """May region fusion `later`, whose base is the last of the region fusions `chain`,
     join them?"""
     last = chain[-1]
-    if users[last] != [later] or later.operands.count(last) != 1:
-        return False  # another op reads the version `last` writes
+    if users[last] != [later] or later.operands.count(last) != 1 or last in results:
+        return False  # another op reads the version `last` writes, or the caller gets it
     done = [w for n in chain for w in write_chain(n.subgraph)[0]]
     new = write_chain(later.subgraph)[0]
     if len(done) + len(new) > MAX_WRITES:
@@ -100,14 +100,14 @@ def _merged_body(chain: list) -> tuple[Graph, list]:
 
 def merge_writes(graph: Graph) -> Graph:
     """Chains of region fusions into one array, merged (in place; returns `graph`)."""
-    users = graph.users()
+    users, results = graph.users(), set(graph.outputs)
     chain_of: dict = {}  # region fusion -> the chain it belongs to
     for n in graph.nodes:
         if not _is_region_fusion(n):
             continue
         base = n.operands[region_of(n).base]
         chain = chain_of.get(base)
-        if chain is not None and base is chain[-1] and _joins(chain, n, users):
+        if chain is not None and base is chain[-1] and _joins(chain, n, users, results):
             chain.append(n)
         else:
             chain = [n]

@@ -446,18 +446,23 @@ class LoopKernel:
         if self.flat or not self.inner or not idx:
             return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
         v = self.index[self.inner[-1]]
-        offset = _offset_of(idx[-1], v)
-        head = idx[:-1]
-        if offset is None or not all(map(self._row_invariant, head + (offset or "0",))):
+        moving = [k for k, e in enumerate(idx) if re.search(rf"\b{v}\b", e)]
+        if len(moving) != 1:
             return f"{arr}[{', '.join(idx)}]"
-        if not head and not offset:
+        (at,) = moving
+        offset = _offset_of(idx[at], v)
+        head, tail = idx[:at], idx[at + 1 :]
+        if offset is None or not all(map(self._row_invariant, head + tail + (offset or "0",))):
+            return f"{arr}[{', '.join(idx)}]"
+        if not head and not tail and not offset:
             return f"{arr}[{v}]"
-        key = (arr, head, offset)
+        key = (arr, head, offset, tail)
         if key not in self.row_slices:
-            tail = [f"{offset}:"] if offset else []
+            # a row along a middle axis (`T[i, j, :, 0, 1]`) is a strided view
+            row = list(head) + [f"{offset}:" if offset or tail else ""] + list(tail)
             self.row_slices[key] = (
                 self.w.fresh(f"{arr}_r"),
-                f"{arr}[{', '.join(list(head) + tail)}]",
+                f"{arr}[{', '.join(x for x in row if x)}]",
             )
         return f"{self.row_slices[key][0]}[{v}]"
 

@@ -59,3 +59,7 @@ def test_a_chain_of_region_writes_copies_the_argument_once_on_cuda():
     steps = [s for s in compiled.executable.program.steps if isinstance(s, Launch)]
     copies = [s for s in steps if "out0[i] = a0[i]" in s.kernel.source]
     assert len(copies) == 1 and len(steps) == 2, [s.kernel.name for s in steps]
+
+
+def test_slab_updates_of_an_ocean_model_on_cuda_match_numpy():
+    r.test_slab_updates_of_an_ocean_model_match_numpy("cuda")
