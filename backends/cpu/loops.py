@@ -179,17 +179,22 @@ class LoopKernel:
         scratch_args: bool = False,
         aliases: dict | None = None,
         views: list | None = None,
+        places: list | None = None,
     ):
         """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
         np.empty inside the kernel; for AOT, whose kernels cannot allocate. views: output k
         is stored into `outk[<views[k]>]`, a region of the array passed (region writes,
-        fusion/region.py)."""
+        fusion/region.py). places: (view, indices), where a loop of rows may instead store
+        every output into one view, `out0[<view>]`, output k at the index `indices[k]` maps
+        the loop's to (a loop axis number, or a literal index), so the stores of one element
+        of each output sit side by side in the code (LLVM merges adjacent stores)."""
         self.body = body
         self.scratch_args = scratch_args
         # output index -> the body parameter whose buffer it overwrites (in place): written
         # through the same array, so LLVM sees one pointer, not two it must check for overlap
         self.aliases = aliases or {}
         self.views = views or []
+        self.shared_view, self.places = places or (None, None)
         self.name = name
         self.sz = sizes
         self.w = _Writer()
@@ -223,6 +228,8 @@ class LoopKernel:
         self.index = tuple(f"i{d}" for d in range(len(self.shape)))
         # a 1-d loop: its rows are its elements, so a long vector splits across threads
         self.flat = not self.outer and not self.reduces and len(self.shape) == 1
+        if self.flat:
+            self.places = None  # its rows are chunks of each output: stored through views
         self.rows = (
             self.shape[0]
             if self.flat
@@ -454,17 +461,26 @@ class LoopKernel:
         head, tail = idx[:at], idx[at + 1 :]
         if offset is None or not all(map(self._row_invariant, head + tail + (offset or "0",))):
             return f"{arr}[{', '.join(idx)}]"
+        literal = ""
+        if tail and all(t.isdigit() for t in tail):  # T[i, j, :, 0, 1]: rows of T[i, j]
+            literal, tail = ", " + ", ".join(tail), ()
         if not head and not tail and not offset:
-            return f"{arr}[{v}]"
+            return f"{arr}[{v}{literal}]"
         key = (arr, head, offset, tail)
         if key not in self.row_slices:
-            # a row along a middle axis (`T[i, j, :, 0, 1]`) is a strided view
+            # a row along a middle axis (`T[i, j, :, k, 1]`) is a strided view
             row = list(head) + [f"{offset}:" if offset or tail else ""] + list(tail)
             self.row_slices[key] = (
                 self.w.fresh(f"{arr}_r"),
                 f"{arr}[{', '.join(x for x in row if x)}]",
             )
-        return f"{self.row_slices[key][0]}[{v}]"
+        return f"{self.row_slices[key][0]}[{v}{literal}]"
+
+    def _placed(self, k: int, idx: tuple) -> tuple:
+        """The index output k is stored at, for the loop's index `idx`."""
+        if self.places is None:
+            return idx
+        return tuple(idx[e] if isinstance(e, int) else e for e in self.places[k])
 
     def _row_invariant(self, expr: str) -> bool:
         """Does `expr` use only the row's (outer) indices, sizes and literals?"""
@@ -529,6 +545,9 @@ class LoopKernel:
             self._array(self.aliases[k]) if k in self.aliases else f"out{k}"
             for k in range(len(body.outputs))
         ]
+        arg_outs = list(outs)
+        if self.places is not None:  # every output is stored through the view out0
+            outs = ["out0"] * len(outs)
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
         self.aligned = regions.aligned_concatenates(body.outputs, self.shape)
         cells = (
@@ -602,7 +621,7 @@ class LoopKernel:
                 if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
-                    w.line(f"{self._indexed(outs[k], self.index)} = {v}")
+                    w.line(f"{self._indexed(outs[k], self._placed(k, self.index))} = {v}")
             for n in self.scratch:
                 if (n, self.index) in memo:
                     self.scratch_ready[n] = True
@@ -629,13 +648,17 @@ class LoopKernel:
         out_args = [k for k in range(len(outs)) if k not in self.aliases]
         args = ", ".join(
             [self.arg_names[n] for n in self.inputs]
-            + [outs[k] for k in out_args]
+            + [arg_outs[k] for k in out_args]
             + [s for s, _, _ in scratch]
             + ["lo", "hi", "n"]
         )
         src = (
             [f"def {self.name}({args}):"]
-            + [f"    out{k} = out{k}[{view}]" for k, view in enumerate(self.views)]
+            + (
+                [f"    out0 = out0[{self.shared_view}]"]
+                if self.places is not None
+                else [f"    out{k} = out{k}[{view}]" for k, view in enumerate(self.views)]
+            )
             + [f"    {name} = {expr}" for name, expr in self.constants.values()]
             + loop
         )
@@ -780,7 +803,8 @@ class LoopKernel:
             head = tuple(self.index[d] for d in self.outer)
             sub = tuple(shifted(self.index[d], box.start[d]) for d in self.outer)
             value = self.value(box.leaf, sub + (plus(lo - box.start[last]),), memo)
-            w.line(f"{self._indexed(outs[k], head + (plus(lo),))} = {store(box.leaf.dtype, value)}")
+            at = self._placed(k, head + (plus(lo),))
+            w.line(f"{self._indexed(outs[k], at)} = {store(box.leaf.dtype, value)}")
         w.depth -= 1
         self.cell = None
         w.lines[start:start] = [

@@ -29,7 +29,12 @@ from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
-from jitc.backends.cpu.update_slice import COPY_UNLESS_SAME, region_source, region_view
+from jitc.backends.cpu.update_slice import (
+    COPY_UNLESS_SAME,
+    region_source,
+    region_view,
+    shared_view,
+)
 from jitc.core import failures, ops
 from jitc.core.errors import JitcError, UnsupportedError
 from jitc.core.ir import Graph, Node
@@ -283,15 +288,28 @@ class Planner:
 
     # -- kernels
     def _loop(
-        self, kb: _KernelBuilder, body: Graph, inputs, outs: list[Buf], local: int, views=None
+        self,
+        kb: _KernelBuilder,
+        body: Graph,
+        inputs,
+        outs: list[Buf],
+        local: int,
+        views=None,
+        places=None,
     ):
-        """Add a loop body to `kb`; returns (its LoopKernel, the next local offset). views:
-        the index of the region of outs[k] output k is stored into (a region fusion)."""
+        """Add a loop body to `kb`; returns (its LoopKernel, the next local offset). views,
+        places: where a region fusion stores its outputs (LoopKernel)."""
         aliases = {}
         if views is None:
             aliases = {k: p for k, o in enumerate(outs) for p in body.params if inputs(p) == o}
         ks = LoopKernel(
-            body, "BODY", kb.sz, scratch_args=self.aot, aliases=aliases, views=views
+            body,
+            "BODY",
+            kb.sz,
+            scratch_args=self.aot,
+            aliases=aliases,
+            views=views,
+            places=places,
         ).generate()
         scratch = []
         for _, elements, dtype in ks.scratch:
@@ -306,10 +324,11 @@ class Planner:
     def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0, writes=None):
         """writes: output k is stored into the region writes[k] of outs[k] (fusion/region.py)."""
         kb = _KernelBuilder()
-        views = None
+        views = places = None
         if writes is not None:
             views = [region_view(w, o.shape, kb.sz) for w, o in zip(writes, outs)]
-        ks, _ = self._loop(kb, body, inputs, outs, local, views)
+            places = shared_view(writes, outs[0].shape, kb.sz)
+        ks, _ = self._loop(kb, body, inputs, outs, local, views, places)
         self.kernels.append(kb.kernel(ks.rows, ks.work))
 
     def _operand(self, x: Node, buf: Buf, perm: list, local: int) -> tuple[Buf, int]:

@@ -84,6 +84,35 @@ def region_view(write, shape, sz) -> str:
     return ", ".join(parts)
 
 
+def shared_view(writes, shape, sz) -> tuple[str, list] | None:
+    """(the index of one view of an array of `shape` holding every write's region, the
+    index each write's values take in it: a loop axis number or a literal) where the writes
+    differ only at literal positions along their axes of one element (the slabs
+    A[..., ip, kr]); else None."""
+    first = writes[0]
+    places = []
+    for w in writes:
+        if w.spanned != first.spanned:
+            return None
+        place = []
+        for d, extent in enumerate(shape):
+            if d in w.spanned:
+                if (w.start[d], w.stride[d]) != (first.start[d], first.stride[d]):
+                    return None
+                place.append(w.spanned.index(d))
+            else:
+                at = _offset(w.start[d], extent, sz(extent))
+                if not at.isdigit():
+                    return None
+                place.append(at)
+        places.append(tuple(place))
+    view = ", ".join(
+        f"{sz(first.start[d])}::{first.stride[d]}" if d in first.spanned else ":"
+        for d in range(len(shape))
+    )
+    return view, places
+
+
 # The untouched part of the buffer, copied into the result first, unless the caller passed
 # the same array as both (a donated argument: trace/mutation/writeback.py).
 COPY_UNLESS_SAME = """def BODY(a, out, lo, hi, n):
