@@ -4,6 +4,8 @@ memory, and its kernels take sizes at run time. NumPy is the oracle: the values 
 the caller's arrays after the call, on the reference and cpu backends (the cuda simulator
 runs the same programs: tests/cuda_sim/test_sim_mutation.py)."""
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +15,9 @@ import jitc
 from jitc import backends
 from jitc.fusion.region import is_region_write, region_of
 from jitc.stages import optimized
+from tests.fresh import run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 BACKENDS = ("reference", "cpu")
 
@@ -242,6 +247,37 @@ def test_the_writes_of_two_arrays_that_read_each_other_become_two_kernels():
     x, u = np.zeros(8), np.zeros(2)
     assert [len(region_of(n).writes) for n in _update_slices(forwarded_reads, x, u)] == [3]
     assert len(_update_slices(reads_between_writes, x, u)) == 3
+
+
+def test_slab_updates_in_a_fresh_process_with_the_default_settings(tmp_path):
+    """What a user runs: tiered compiles on a cold cache, calls before and after the kernels
+    are ready, then a second grid size; the caller's arrays equal NumPy's after each."""
+    out = run(
+        tmp_path,
+        """
+        import sys
+        import numpy as np, jitc
+        from jitc.runtime import tiered
+        sys.path.insert(0, sys.argv[1])
+        from tests.test_region_writes import slab_update
+
+        step = jitc.jit(slab_update)
+        for n, nz in [(9, 6), (12, 5)]:
+            rng = np.random.default_rng(n)
+            T, w = rng.random((n, n, nz, 2, 2)), rng.standard_normal((n, n, nz))
+            mine, theirs = (T.copy(), np.zeros_like(T)), (T.copy(), np.zeros_like(T))
+            for call in range(3):
+                got = step(*mine, w)
+                slab_update(*theirs, w)
+                assert got[0] is mine[0] and got[1] is mine[1]
+                for g, x in zip(mine, theirs):
+                    np.testing.assert_allclose(g, x, rtol=1e-14, atol=1e-15)
+                tiered.wait()
+        print("ok")
+        """,
+        ROOT,
+    )
+    assert out.split() == ["ok"]
 
 
 def test_a_second_shape_compiles_no_kernel():
