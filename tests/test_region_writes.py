@@ -121,6 +121,14 @@ def snapshot_between_writes(x, u):
     return x, y
 
 
+def strided_rows(A, B):
+    """Square roots of strided rows (B's slabs along a middle axis) stored into strided
+    rows (a region at the end of A's last axis, an index written against its extent): the
+    loop runs on contiguous copies of both (LoopKernel's staged rows)."""
+    A[1:-1, 1:, -1] = np.sqrt(B[1:-1, 1:, :, 1]) + B[1:-1, :-1, :, 0]
+    return A
+
+
 RNG = np.random.default_rng(1)
 PROGRAMS = [
     (slabs, lambda: slab_args(9, 3)),
@@ -134,6 +142,7 @@ PROGRAMS = [
     (reads_between_writes, lambda: (RNG.random(8), RNG.random(2))),
     (forwarded_reads, lambda: (RNG.random(8), RNG.random(2))),
     (snapshot_between_writes, lambda: (RNG.random(8), RNG.random(2))),
+    (strided_rows, lambda: (RNG.random((6, 5, 3, 4)), RNG.random((6, 5, 4, 2)))),
 ]
 
 
