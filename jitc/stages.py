@@ -365,7 +365,10 @@ class Lowered:
 
 def optimized(lowered: Lowered):
     """The optimized graph of `lowered`, its written arguments aliased to their outputs."""
-    from jitc.fusion import optimize
+    from jitc.core import interrupts
+
+    with interrupts.deferred():  # a Ctrl-C inside an import can leave its module lock held,
+        from jitc.fusion import optimize  # and the compile thread importing it waits forever
 
     n = len(lowered.arg_types)
     aliases = {
