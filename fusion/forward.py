@@ -22,7 +22,7 @@ import heapq
 from jitc.core.ir import Graph, Node
 
 
-def _box(start, stride, shape) -> list:
+def box(start, stride, shape) -> list:
     """(lowest, highest) index along each axis of the elements a slice or region covers."""
     box = []
     for s, st, m in zip(start, stride, shape):
@@ -31,12 +31,13 @@ def _box(start, stride, shape) -> list:
     return box
 
 
-def _disjoint(a: list, b: list) -> bool:
+def disjoint(a: list, b: list) -> bool:
     return any(ha < lb or hb < la for (la, ha), (lb, hb) in zip(a, b))
 
 
-def _region(w: Node) -> list:
-    return _box(w.attrs["start"], w.attrs["stride"], w.operands[1].shape)
+def region_box(w: Node) -> list:
+    """The box update_slice w writes."""
+    return box(w.attrs["start"], w.attrs["stride"], w.operands[1].shape)
 
 
 def _chains(graph: Graph, users) -> list:
@@ -66,10 +67,10 @@ def _chains(graph: Graph, users) -> list:
 def _rewiring(chain: list, users) -> dict | None:
     """{(reader, version): version it reads instead}, or None where the chain stays."""
     writes = chain[1:]
-    regions = [_region(w) for w in writes]
+    regions = [region_box(w) for w in writes]
     if len({w.operands[1].shape for w in writes}) != 1:
         return None
-    if not all(_disjoint(a, b) for i, a in enumerate(regions) for b in regions[i + 1 :]):
+    if not all(disjoint(a, b) for i, a in enumerate(regions) for b in regions[i + 1 :]):
         return None
     moves = {}
     for j in range(1, len(chain) - 1):
@@ -79,10 +80,10 @@ def _rewiring(chain: list, users) -> dict | None:
                 continue
             if u.op != "slice" or tuple(u.operands) != (v,):
                 return None
-            read = _box(u.attrs["start"], u.attrs["stride"], u.shape)
-            if all(_disjoint(read, r) for r in regions[:j]):
+            read = box(u.attrs["start"], u.attrs["stride"], u.shape)
+            if all(disjoint(read, r) for r in regions[:j]):
                 moves[u] = chain[0]
-            elif all(_disjoint(read, r) for r in regions[j:]):
+            elif all(disjoint(read, r) for r in regions[j:]):
                 moves[u] = chain[-1]
             else:
                 return None

@@ -19,6 +19,7 @@ array are read by nothing else).
 from __future__ import annotations
 
 from jitc.core.ir import Graph, Node
+from jitc.fusion.forward import disjoint, region_box
 from jitc.fusion.region import reads_base_in_region, region_of, write_chain
 
 MAX_WRITES = 8  # one kernel stores into at most this many regions (a kernel's arrays grow)
@@ -26,21 +27,6 @@ MAX_WRITES = 8  # one kernel stores into at most this many regions (a kernel's a
 
 def _is_region_fusion(n: Node) -> bool:
     return n.op == "fusion" and n.attrs["kind"] == "region"
-
-
-def _extents(w: Node) -> list:
-    """(lowest, highest) index update_slice w writes along each axis."""
-    out = []
-    for s, st, m in zip(w.attrs["start"], w.attrs["stride"], w.operands[1].shape):
-        last = s + st * (m - 1)
-        out.append((min(s, last), max(s, last)))
-    return out
-
-
-def _disjoint(a: Node, b: Node) -> bool:
-    return any(
-        hi_a < lo_b or hi_b < lo_a for (lo_a, hi_a), (lo_b, hi_b) in zip(_extents(a), _extents(b))
-    )
 
 
 def _joins(chain: list, later: Node, users, results: set) -> bool:
@@ -57,7 +43,7 @@ def _joins(chain: list, later: Node, users, results: set) -> bool:
     shapes = {o.shape for n in chain + [later] for o in region_of(n).value.outputs}
     if len(updates) != 1 or len(shapes) != 1:
         return False
-    if not all(_disjoint(a, b) for a in done for b in new):
+    if not all(disjoint(region_box(a), region_box(b)) for a in done for b in new):
         return False
     return reads_base_in_region(later)
 

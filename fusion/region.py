@@ -108,14 +108,12 @@ def _reads_of(value: Node, base: Node, nodes) -> set | None:
     }
 
 
-def reads_base_in_region(node: Node, writes=None) -> bool:
-    """Does region fusion `node` read its base only at the element each iteration writes
-    (for each of `writes`: write indices, all by default)?"""
+def reads_base_in_region(node: Node) -> bool:
+    """Does region fusion `node` read its base only at the element each iteration of each
+    write writes?"""
     r = region_of(node)
     base = r.value.params[r.base]
-    for k, (value, w) in enumerate(zip(r.value.outputs, r.writes)):
-        if writes is not None and k not in writes:
-            continue
+    for value, w in zip(r.value.outputs, r.writes):
         reads = _reads_of(value, base, r.value.nodes)
         if reads is None or reads - {("full", ("slice", w.start, w.stride, base.shape))}:
             return False
