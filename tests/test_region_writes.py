@@ -129,6 +129,32 @@ def strided_rows(A, B):
     return A
 
 
+def components(v, u):
+    """Every component of a vector field's strided interior, one write each: the writes
+    fill the last axis, so one row holds them side by side (update_slice.packed_view);
+    the third reads its own region of v."""
+    v[1:-1:2, 1:, 0] = u
+    v[1:-1:2, 1:, 1] = u * 2.0
+    v[1:-1:2, 1:, 2] += u
+    return v
+
+
+def rooted_components(v, u):
+    """components with square roots: the values are computed on contiguous scratch rows,
+    then stored side by side."""
+    v[1:, 1:, 0] = np.sqrt(u)
+    v[1:, 1:, 1] = np.sqrt(u * 2.0)
+    return v
+
+
+def three_of_four_slabs(A, x):
+    """slabs without its last write: the writes leave a hole in each 2 x 2 block."""
+    A[1:-2, 2:-2, :, 0, 0] = x
+    A[1:-2, 2:-2, :, 0, 1] = x * 2.0
+    A[1:-2, 2:-2, :, 1, 0] = x * 3.0
+    return A
+
+
 RNG = np.random.default_rng(1)
 PROGRAMS = [
     (slabs, lambda: slab_args(9, 3)),
@@ -143,6 +169,9 @@ PROGRAMS = [
     (forwarded_reads, lambda: (RNG.random(8), RNG.random(2))),
     (snapshot_between_writes, lambda: (RNG.random(8), RNG.random(2))),
     (strided_rows, lambda: (RNG.random((6, 5, 3, 4)), RNG.random((6, 5, 4, 2)))),
+    (components, lambda: (RNG.random((9, 5, 3)), RNG.random((4, 4)))),
+    (rooted_components, lambda: (RNG.random((6, 5, 2)), RNG.random((5, 4)))),
+    (three_of_four_slabs, lambda: slab_args(9, 3)),
 ]
 
 
@@ -205,6 +234,22 @@ def test_writes_of_disjoint_regions_share_one_kernel():
     assert [len(region_of(n).writes) for n in (rows, column)] == [3, 1]
     assert len(_update_slices(reads_an_earlier_region, np.zeros(8), np.ones(3))) == 2
     assert len(_update_slices(overlapping_writes, np.zeros(8), np.ones(4))) == 2
+
+
+def test_writes_filling_a_block_store_through_one_packed_row():
+    """Where the writes fill the trailing axes below their regions (slabs, components), one
+    row of the base holds every write's elements, at literal offsets; a hole in the block
+    (three_of_four_slabs) keeps the per-write views."""
+    packed = [
+        "run_from(" in kernel.bodies[0].source
+        for fn, args in [
+            (slabs, slab_args(9, 3)),
+            (components, (np.zeros((9, 5, 3)), np.ones((4, 4)))),
+            (three_of_four_slabs, slab_args(9, 3)),
+        ]
+        for kernel in _region_kernels(fn, *args)
+    ]
+    assert packed == [True, True, False]
 
 
 def test_a_write_over_most_of_its_array_fuses_as_before():

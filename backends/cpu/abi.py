@@ -15,8 +15,9 @@ calls kernels through their addresses, which it receives at run time, so:
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
@@ -193,3 +194,11 @@ def monotonic_ns(typingctx):
         )
 
     return sig, codegen
+
+
+@njit(nogil=True, inline="always")
+def run_from(a, start):
+    """The elements of C-contiguous `a` from its flat position `start` on, as one 1-d array:
+    `a.reshape(-1)[start:]` without reshape, whose numba runtime helper an ahead-of-time
+    object cannot import."""
+    return array_at(np.int64(a.ctypes.data) + start * a.itemsize, a.dtype, (a.size - start,))

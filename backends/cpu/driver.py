@@ -43,7 +43,7 @@ KERNEL_HEADER = """\
 import math
 import numpy as np
 from numba import carray, cfunc, njit
-from jitc.backends.cpu.abi import KERNEL_SIGNATURE, array_at, pointer_address
+from jitc.backends.cpu.abi import KERNEL_SIGNATURE, array_at, pointer_address, run_from
 from jitc.backends.cpu.memory import scratch
 from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv

@@ -180,6 +180,7 @@ class LoopKernel:
         aliases: dict | None = None,
         views: list | None = None,
         places: list | None = None,
+        packed=None,
     ):
         """scratch_args: scratch rows become kernel arguments (after the outputs) instead of
         np.empty inside the kernel; for AOT, whose kernels cannot allocate. views: output k
@@ -187,7 +188,8 @@ class LoopKernel:
         fusion/region.py). places: (view, indices), where a loop of rows may instead store
         every output into one view, `out0[<view>]`, output k at the index `indices[k]` maps
         the loop's to (a loop axis number, or a literal index), so the stores of one element
-        of each output sit side by side in the code (LLVM merges adjacent stores)."""
+        of each output sit side by side in the code (LLVM merges adjacent stores). packed:
+        better still, every output stored into one packed row (update_slice.Packed)."""
         self.body = body
         self.scratch_args = scratch_args
         # output index -> the body parameter whose buffer it overwrites (in place): written
@@ -195,6 +197,7 @@ class LoopKernel:
         self.aliases = aliases or {}
         self.views = views or []
         self.shared_view, self.places = places or (None, None)
+        self.packed = packed
         self.name = name
         self.sz = sizes
         self.w = _Writer()
@@ -232,8 +235,8 @@ class LoopKernel:
         self.index = tuple(f"i{d}" for d in range(len(self.shape)))
         # a 1-d loop: its rows are its elements, so a long vector splits across threads
         self.flat = not self.outer and not self.reduces and len(self.shape) == 1
-        if self.flat:
-            self.places = None  # its rows are chunks of each output: stored through views
+        if self.flat:  # its rows are chunks of each output: stored through views
+            self.places = self.packed = None
         self.rows = (
             self.shape[0]
             if self.flat
@@ -511,6 +514,28 @@ class LoopKernel:
             self.staged[key] = (f"{row}_s{len(self.staged)}", row, fixed, stored, key[0])
         return self.staged[key][0]
 
+    def _stored(self, k: int, out: str) -> str:
+        """Where output k's element at the loop's index is stored."""
+        if not self.packed:
+            return self._indexed(out, self._placed(k, self.index), stored=True)
+        p = self.packed
+        heads = ", ".join(
+            f"{start} + {stride} * {self.index[d]}" for d, (start, stride) in enumerate(p.heads)
+        )
+        key = ("out0", "packed")
+        if key not in self.row_slices:
+            whole = f"out0[{heads}]" if heads else "out0"
+            self.row_slices[key] = (
+                self.w.fresh("out0_p"),
+                f"run_from({whole}, {p.start} * {p.block})",
+            )
+        name = self.row_slices[key][0]
+        at = f" * {p.step} + {p.offsets[k]}"  # follows the loop variable
+        if self.stage:
+            name = self._staged(key + (at, True), name, at, True)
+            at = ""
+        return f"{name}[{self.index[self.inner[-1]]}{at}]"
+
     def _placed(self, k: int, idx: tuple) -> tuple:
         """The index output k is stored at, for the loop's index `idx`."""
         if self.places is None:
@@ -581,8 +606,6 @@ class LoopKernel:
             for k in range(len(body.outputs))
         ]
         arg_outs = list(outs)
-        if self.places is not None:  # every output is stored through the view out0
-            outs = ["out0"] * len(outs)
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
         self.aligned = regions.aligned_concatenates(body.outputs, self.shape)
         cells = (
@@ -590,6 +613,10 @@ class LoopKernel:
             if self.reduces or self.flat
             else regions.cells(body.outputs, self.shape, self.aligned)
         )
+        if cells is not None:  # a cell's stores are offset along the row: not packed
+            self.packed = None
+        if self.places is not None or self.packed:  # every output is stored into out0
+            outs = ["out0"] * len(outs)
         body_start = len(w.lines)
         self.stage = (
             not self.scratch_args
@@ -664,8 +691,7 @@ class LoopKernel:
                 if self.flat:
                     w.line(f"{self._chunk_slice(outs[k])}[j] = {v}")
                 else:
-                    at = self._placed(k, self.index)
-                    w.line(f"{self._indexed(outs[k], at, stored=True)} = {v}")
+                    w.line(f"{self._stored(k, outs[k])} = {v}")
             for n in self.scratch:
                 if (n, self.index) in memo:
                     self.scratch_ready[n] = True
@@ -704,7 +730,9 @@ class LoopKernel:
         src = (
             [f"def {self.name}({args}):"]
             + (
-                [f"    out0 = out0[{self.shared_view}]"]
+                []
+                if self.packed
+                else [f"    out0 = out0[{self.shared_view}]"]
                 if self.places is not None
                 else [f"    out{k} = out{k}[{view}]" for k, view in enumerate(self.views)]
             )

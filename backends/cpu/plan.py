@@ -31,6 +31,7 @@ from jitc.backends.cpu.scatter import scatter_source
 from jitc.backends.cpu.sort import scratch_rows, sort_source
 from jitc.backends.cpu.update_slice import (
     COPY_UNLESS_SAME,
+    packed_view,
     region_source,
     region_view,
     shared_view,
@@ -296,9 +297,10 @@ class Planner:
         local: int,
         views=None,
         places=None,
+        packed=None,
     ):
         """Add a loop body to `kb`; returns (its LoopKernel, the next local offset). views,
-        places: where a region fusion stores its outputs (LoopKernel)."""
+        places, packed: where a region fusion stores its outputs (LoopKernel)."""
         aliases = {}
         if views is None:
             aliases = {k: p for k, o in enumerate(outs) for p in body.params if inputs(p) == o}
@@ -310,6 +312,7 @@ class Planner:
             aliases=aliases,
             views=views,
             places=places,
+            packed=packed,
         ).generate()
         scratch = []
         for _, elements, dtype in ks.scratch:
@@ -324,11 +327,12 @@ class Planner:
     def _loop_kernel(self, body: Graph, inputs, outs: list[Buf], local: int = 0, writes=None):
         """writes: output k is stored into the region writes[k] of outs[k] (fusion/region.py)."""
         kb = _KernelBuilder()
-        views = places = None
+        views = places = packed = None
         if writes is not None:
             views = [region_view(w, o.shape, kb.sz) for w, o in zip(writes, outs)]
             places = shared_view(writes, outs[0].shape, kb.sz)
-        ks, _ = self._loop(kb, body, inputs, outs, local, views, places)
+            packed = packed_view(writes, outs[0].shape, kb.sz)
+        ks, _ = self._loop(kb, body, inputs, outs, local, views, places, packed)
         self.kernels.append(kb.kernel(ks.rows, ks.work))
 
     def _operand(self, x: Node, buf: Buf, perm: list, local: int) -> tuple[Buf, int]:

@@ -10,6 +10,10 @@ and a new shape compiles nothing.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+
 from jitc.core.ir import Node
 
 
@@ -111,6 +115,48 @@ def shared_view(writes, shape, sz) -> tuple[str, list] | None:
         for d in range(len(shape))
     )
     return view, places
+
+
+class Packed(NamedTuple):
+    """Rows of a region holding every write's elements side by side in one run of memory:
+    along the loop's last axis, write k's element v of a row is `row[v * step + offsets[k]]`,
+    the row being `base[heads]` flat from element `start * block` on."""
+
+    heads: tuple  # per base axis before the last spanned one: (start slot, stride)
+    start: str  # the last spanned axis's start (a slot)
+    block: int  # elements of the trailing axes below the last spanned one
+    step: int  # elements between neighbours along the last spanned axis
+    offsets: tuple  # per write, its place in the block
+
+
+def packed_view(writes, shape, sz) -> Packed | None:
+    """The writes as packed rows (Packed) where they span the same leading axes and fill,
+    one element each, every place of the base's trailing axes below them (the slabs
+    A[1:-2, 2:-2, :, ip, kr] of A[n, n, nz, 2, 2], four writes over the 2 x 2 block): the
+    stores of one element of each then sit at literal offsets from each other, and LLVM
+    vectorizes them as one interleaved store (4x). The trailing extents become literals of
+    the source, but they are the number of writes, a part of the kernel's structure: the
+    leading extents stay run-time values."""
+    first = writes[0]
+    spanned = first.spanned
+    if not spanned or any(w.spanned != spanned for w in writes):
+        return None
+    last = spanned[-1]
+    if tuple(spanned) != tuple(range(last + 1)) or first.stride[last] < 1:
+        return None
+    if any(w.start[: last + 1] != first.start[: last + 1] for w in writes):
+        return None
+    if any(w.stride[: last + 1] != first.stride[: last + 1] for w in writes):
+        return None
+    trailing = tuple(shape[last + 1 :])
+    if not trailing:
+        return None
+    block = int(np.prod(trailing, dtype=np.int64))
+    offsets = tuple(int(np.ravel_multi_index(w.start[last + 1 :], trailing)) for w in writes)
+    if sorted(offsets) != list(range(block)):
+        return None
+    heads = tuple((sz(first.start[d]), first.stride[d]) for d in range(last))
+    return Packed(heads, sz(first.start[last]), block, first.stride[last] * block, offsets)
 
 
 # The untouched part of the buffer, copied into the result first, unless the caller passed
