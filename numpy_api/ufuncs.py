@@ -249,6 +249,11 @@ def apply_ufunc(ufunc, inputs, weak_result=False, sqrt_fast_path=True):
         raise UnsupportedError(f"np.{name} is not supported by jitc{where()}")
     ctx = find_ctx(inputs)
     keys = tuple(_dtype_key(x) for x in inputs)
+    if all(k is int or k is float or k is complex for k in keys):
+        # Python scalars only (traced arguments, a loop's index): Python's own types, whose
+        # NumPy dtypes are int64, float64 and complex128 (NumPy would find no loop for
+        # `int < int` and take object)
+        keys = tuple(np.dtype(k) for k in keys)
     try:
         loop = _loop_dtypes(ufunc, keys)
     except TypeError as e:

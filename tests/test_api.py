@@ -328,6 +328,18 @@ def test_python_scalars_are_traced_by_type_not_value(backend):
     assert traces == [np.float64, np.int64]
 
 
+def test_python_scalar_arguments_combine_as_python_values(backend):
+    """Two traced Python scalars meet as Python's int and float do (NumPy finds no loop for
+    `int < int`: jitc once refused it as an object dtype); a float32 array stays float32."""
+
+    def f(x, a, b, s):
+        return x * (a + b) + (a < b) + a / b + a // b + (s > a) * s
+
+    got = jitc.jit(f, backend=backend)(X, 2, 3, 1.5)
+    _same(got, f(X, 2, 3, 1.5))
+    assert got.dtype == X.dtype
+
+
 # ----------------------------------------------------------------------------- environment
 
 _LOG_SCRIPT = textwrap.dedent("""
