@@ -77,6 +77,8 @@ class Analysis:
         """A node's shape in the block whose chunked classes have `extents`."""
 
         def shape(node):
+            if node.shape is None:  # a loop's tuple of results: it runs whole
+                return None
             return tuple(extents.get(c, n) for c, n in zip(self.part.roots(node), node.shape))
 
         return shape

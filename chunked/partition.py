@@ -169,11 +169,16 @@ class Partition:
             return src[: a["axis"]] + operands[1] + src[a["axis"] + 1 :]
         if op == "dot_general":
             return self._dot(node, *operands)
-        # Anything else (linalg, writes into a buffer): every class it touches runs whole.
+        if op == "get":  # an element of a loop's results (a loop runs whole, below)
+            return tuple(cls.new(f"{where(node)} comes out of a loop") for _ in range(node.ndim))
+        # Anything else (linalg, writes into a buffer, a loop): every class it touches runs
+        # whole.
         for s in operands:
             for c in s:
                 cls.pin(c, f"{where(node)} is not partitioned")
-        return tuple(cls.new(f"{where(node)} is not partitioned") for _ in range(node.ndim))
+        return tuple(
+            cls.new(f"{where(node)} is not partitioned") for _ in range(len(node.shape or ()))
+        )
 
     def _reshape(self, node, src):
         """A reshape keeps the dims of its common prefix and suffix of equal sizes."""

@@ -102,7 +102,14 @@ class Stages:
                     m if lim == w else lim for lim, m, w in zip(attrs["limit"], operand, whole)
                 )
             mapped[n.id] = g.add(
-                n.op, [mapped[o.id] for o in n.operands], attrs, shape, n.dtype, n.loc
+                n.op,
+                [mapped[o.id] for o in n.operands],
+                attrs,
+                shape,
+                n.dtype,
+                n.loc,
+                n.subgraph,  # a loop's step: its operands come whole (partition.py)
+                n.tuple_types,
             )
         g.outputs = [mapped[n.id] for n in self.returns[k]]
         return g

@@ -174,7 +174,11 @@ LINALG_KINDS = {
     "cholesky_upper": "np.linalg.cholesky",
     "slogdet": "np.linalg.det/slogdet",
 }
-OTHER = frozenset({"gather", "dot_general", "fusion", "get"})
+OTHER = frozenset({"gather", "dot_general", "fusion", "get", "while"})
+# Ops holding a nested graph: a fusion's body, a loop's step (`while`: operands are the
+# first test's flag, the carried values' first versions, then the values the step reads
+# unchanged; its step graph maps (carried, invariants) to (carried, the next flag)).
+NESTED = frozenset({"fusion", "while"})
 # Functional writes (trace/mutation/functional.py records them; fusion/expand.py lowers them): a new
 # version of a buffer with a region or scattered rows replaced.
 UPDATES = frozenset({"update_slice", "scatter"})

@@ -566,7 +566,12 @@ def _get_infer(types, a):
     raise AssertionError("get types come from the tuple it reads")
 
 
+def _while_infer(types, a):
+    raise AssertionError("while types come from their step graph")
+
+
 _register("fusion", _fusion_infer, None, {"kind": STR})
+_register("while", _while_infer, None, {"carried": INT})
 _register("get", _get_infer, None, {"index": INT}, 1)
 
 assert set(PRIMITIVES) == ops.ALL, set(PRIMITIVES) ^ ops.ALL

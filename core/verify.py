@@ -49,6 +49,8 @@ def verify(graph: Graph) -> Graph:
             bad(f"{node.op} attributes {sorted(node.attrs)} != {sorted(prim.attrs)}")
         if node.op == "fusion":
             _verify_fusion(node, bad)
+        elif node.op == "while":
+            _verify_while(node, bad)
         elif node.op == "get":
             (tup,) = node.operands
             idx = node.attrs["index"]
@@ -86,3 +88,22 @@ def _verify_fusion(node: Node, bad):
             bad("fusion tuple type does not match its nested outputs")
     elif len(out_types) != 1 or out_types[0] != (node.shape, node.dtype):
         bad("fusion type does not match its nested output")
+
+
+def _verify_while(node: Node, bad):
+    """while(flag, carried..., invariants...): its step maps (carried, invariants) to
+    (carried, the next flag), types unchanged."""
+    step = node.subgraph
+    if step is None:
+        bad("while without a step graph")
+    verify(step)
+    k = node.attrs["carried"]
+    flag, carried = node.operands[0], node.operands[1 : 1 + k]
+    if (flag.shape, flag.dtype) != ((), np.dtype(bool)) or len(carried) != k:
+        bad("while takes a bool flag, then its carried values")
+    if _types(step.params) != _types(node.operands[1:]):
+        bad("while operands do not match its step's parameters")
+    if _types(step.outputs) != _types(carried) + [((), np.dtype(bool))]:
+        bad("while step outputs are not its carried values and a bool flag")
+    if tuple(node.tuple_types or ()) != tuple(_types(carried)):
+        bad("while tuple type is not its carried values' types")

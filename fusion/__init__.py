@@ -2,9 +2,10 @@
 
 PASSES is the pipeline, a plain list of named passes (fusion/pipeline.py runs it):
 
-    expand -> cse -> fold -> algebra -> cse -> dce -> forward_reads -> fuse -> multi
-    -> merge_writes
+    steps -> expand -> cse -> fold -> algebra -> cse -> dce -> forward_reads -> fuse
+    -> multi -> merge_writes
 
+`steps` optimizes each loop's step graph as a function of its own (fusion/steps.py).
 `expand` lowers the tracer's functional writes (update_slice, constant-index scatter) into
 concatenates, gathers and selects, so writes fuse like any other op, except a region write
 into an array in memory, which a backend runs over the region alone (fusion/expand.py),
@@ -21,12 +22,13 @@ of an optimized graph in one arena; `fusion_report` explains every boundary left
 from __future__ import annotations
 
 from jitc.core.ir import Graph
-from jitc.fusion import algebra, cse, dce, expand, fold, forward, fuse, merge_writes, multi
+from jitc.fusion import algebra, cse, dce, expand, fold, forward, fuse, merge_writes, multi, steps
 from jitc.fusion.buffers import BufferPlan, plan_buffers
 from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
 
 SIMPLIFY = [
+    Pass("steps", steps.optimize_steps),
     Pass("expand", expand.expand),
     Pass("cse", cse.cse),
     Pass("fold", fold.fold),

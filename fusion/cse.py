@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.core import ops
 from jitc.core.ir import Graph, Node
 from jitc.fusion.dce import dce
 from jitc.fusion.rewrite import rewrite
@@ -35,7 +36,7 @@ def cse(graph: Graph) -> Graph:
 
     def same_as_earlier(n, g):
         """op(a, b) ; op(a, b)  ==>  the first one"""
-        if n.op in ("parameter", "fusion", "get"):
+        if n.op in ("parameter", "get") or n.op in ops.NESTED:
             return None
         key = node_key(n)
         first = seen.setdefault(key, n)

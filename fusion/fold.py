@@ -52,7 +52,7 @@ def _constant(g: Graph, value, like: Node) -> Node:
 def fold_constants(n, g):
     """op(c1, ..., ck)  ==>  constant(op(c1, ..., ck))   (at most FOLD_MAX_ELEMENTS results;
     the c's constants, iotas or broadcasts of them: np.tril's mask)"""
-    if n.op in ops.SOURCES or n.op in ("fusion", "get") or not n.operands:
+    if n.op in ops.SOURCES or n.op == "get" or n.op in ops.NESTED or not n.operands:
         return None
     if numel(n) > FOLD_MAX_ELEMENTS or not all(map(_known, n.operands)):
         return None

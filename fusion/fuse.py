@@ -272,7 +272,7 @@ class Fuser:
         for n in reversed(self.graph.nodes):
             if n.op == "parameter" or n.op == "constant":
                 continue
-            if n.op in ("fusion", "get"):
+            if n.op == "get" or n.op in ops.NESTED:
                 self._materialize(n, [], sealed=f"{n.op} is fused already")
                 continue
             readers = []

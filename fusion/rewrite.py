@@ -13,6 +13,7 @@ a thousand ops at a few milliseconds.
 
 from __future__ import annotations
 
+from jitc.core import ops
 from jitc.core.ir import Graph, Node
 
 MAX_REWRITES_PER_NODE = 8
@@ -40,7 +41,7 @@ def rewrite(graph: Graph, rules) -> Graph:
 def apply_rules(m: Node, g: Graph, rules) -> Node:
     """`m` rewritten by the first matching rule, repeatedly while rules create new nodes."""
     for _ in range(MAX_REWRITES_PER_NODE):
-        if m.op in ("parameter", "fusion", "get"):
+        if m.op in ("parameter", "get") or m.op in ops.NESTED:
             return m
         before = g._next_id
         for rule in rules:

@@ -12,6 +12,9 @@
 - kernel_names: a name per launch, after the node's `%i` in as_text(): `fusion_3` for a
   fusion, `exp_7` for a single op, and for a dot fusion `fusion_3.dot` (the library call)
   then `fusion_3` (its epilogue).
+- loops: `while` nodes. A loop counts as one launch (the copies of its carried values and
+  its branches, named `while_5`) plus its step's launches once (named `while_5/fusion_2`),
+  though they run once per iteration; its step's fusions and library calls count too.
 """
 
 from __future__ import annotations
@@ -29,33 +32,46 @@ def launches(n: Node) -> int:
         return 0
     if n.op == "fusion" and n.attrs.get("kind") == "dot":
         return 2
+    if n.op == "while":
+        return 1 + sum(launches(m) for m in n.subgraph.nodes)
     return 1
 
 
-def kernel_names(graph: Graph) -> list[tuple[str, Node]]:
+def kernel_names(graph: Graph, prefix: str = "") -> list[tuple[str, Node]]:
     """(name, node) per launch, in graph order (see the module docstring)."""
     out = []
     for i, n in enumerate(graph.nodes):
         k = launches(n)
-        name = f"{n.op}_{i}"
-        if k == 2:
+        name = f"{prefix}{n.op}_{i}"
+        if n.op == "fusion" and k == 2:
             out.append((f"{name}.dot", n))
         if k:
             out.append((name, n))
+        if n.op == "while":
+            out += kernel_names(n.subgraph, f"{name}/")
     return out
+
+
+def _nodes(graph: Graph):
+    """The graph's top-level nodes and its loops' steps', recursively."""
+    for n in graph.nodes:
+        yield n
+        if n.op == "while":
+            yield from _nodes(n.subgraph)
 
 
 def graph_stats(graph: Graph) -> dict:
     library = sum(
         1
-        for n in graph.nodes
+        for n in _nodes(graph)
         if n.op == "dot_general" or (n.op == "fusion" and n.attrs.get("kind") == "dot")
     )
     return {
         "ops": graph.count_ops(),
-        "fusions": sum(1 for n in graph.nodes if n.op == "fusion"),
+        "fusions": sum(1 for n in _nodes(graph) if n.op == "fusion"),
         "kernels": sum(launches(n) for n in graph.nodes),
         "library_calls": library,
+        "loops": sum(1 for n in _nodes(graph) if n.op == "while"),
         "temp_bytes": plan_buffers(graph).size,
         "kernel_names": [name for name, _ in kernel_names(graph)],
     }

@@ -18,6 +18,8 @@ __all__ = [
     "TracerError",
     "ShapeError",
     "VerifyError",
+    "fori_loop",
+    "while_loop",
 ]
 __version__ = "0.1.0"
 
@@ -31,6 +33,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"jitc.{name}")
+    if name in ("fori_loop", "while_loop"):
+        from jitc.trace import control
+
+        return getattr(control, name)
     if name in _MOVED:
         import importlib
         import warnings

@@ -9,7 +9,6 @@ import operator
 import numpy as np
 
 from jitc.core.dtypes import SUPPORTED
-from jitc.core.errors import JitcError
 from jitc.core.source import where
 from jitc.trace import lax
 
@@ -42,14 +41,14 @@ def is_tracer(x) -> bool:
 
 
 def find_ctx(values):
+    """The trace the values' Tracers belong to: the innermost, where a loop body's trace
+    reads values of the traces around it (trace/control.py)."""
+    found = None
     for v in values:
-        if is_tracer(v):
-            return v.ctx
-        if isinstance(v, (list, tuple)):
-            ctx = find_ctx(v)
-            if ctx is not None:
-                return ctx
-    return None
+        ctx = v.ctx if is_tracer(v) else find_ctx(v) if isinstance(v, (list, tuple)) else None
+        if ctx is not None and (found is None or ctx.depth > found.depth):
+            found = ctx
+    return found
 
 
 def _is_pyscalar(x) -> bool:
@@ -62,8 +61,7 @@ def lift(ctx, x, dtype=None):
     """Any array-like as a Tracer in `ctx` (NumPy values become constants)."""
     Tracer = _tracer_type()
     if isinstance(x, Tracer):
-        if x.ctx is not ctx:
-            raise JitcError(f"a traced value from another jitc trace was used here{where()}")
+        x = ctx.imported(x)
         return x if dtype is None else lax.convert(x, dtype)
     if _is_pyscalar(x):
         try:

@@ -53,6 +53,10 @@ def kernels(graph) -> list[Kernel]:
     out = []
     for name, n in kernel_names(graph):
         read = sum(o.nbytes for o in dict.fromkeys(n.operands) if o.tuple_types is None)
+        if n.op == "while":  # its step's kernels are rows of their own
+            summary = "loop: its carried values copied in and after each step, its test"
+            out.append(Kernel(name, n, read, _written(n), None, _where(n), summary))
+            continue
         body = n.subgraph.nodes if n.subgraph is not None else [n]
         dot = next((m for m in body if m.op == "dot_general"), None)
         if name.endswith(".dot"):  # the library call of a dot fusion

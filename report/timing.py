@@ -53,7 +53,10 @@ def time_kernels(executable, min_seconds: float = 0.2, max_calls: int = 200) -> 
         start = time.perf_counter_ns()
         _, spans = executable.profiled_call(*arrays)
         profiled.append(time.perf_counter_ns() - start)
-        per_launch.append([end - begin for _, begin, end in spans])
+        took = [0.0] * len(executable.launch_kernels)  # a loop's launches, added up
+        for launch, begin, end in spans:
+            took[launch] += end - begin
+        per_launch.append(took)
     launches = np.array(per_launch, dtype=np.float64).reshape(len(calls), -1)
     return {
         "calls": len(calls),

@@ -266,7 +266,7 @@ def test_zero_size_and_scalar_graphs():
 
 def test_pipeline_is_a_list_of_named_passes():
     names = [p.name for p in PASSES]
-    assert names[:4] == ["expand", "cse", "fold", "algebra"]
+    assert names[:5] == ["steps", "expand", "cse", "fold", "algebra"]
     assert names[-4:] == ["forward_reads", "fuse", "multi", "merge_writes"]
     assert all(isinstance(p, Pass) and callable(p.run) for p in PASSES)
 

@@ -16,7 +16,7 @@ from jitc.core.source import where
 from jitc.numpy_api import find_ctx, is_tracer, lift
 from jitc.trace import lax
 from jitc.trace.masked import Masked, same_mask
-from jitc.trace.mutation.functional import assign, derive_view
+from jitc.trace.mutation.functional import assign, derive_view, refuse_outer_write
 
 
 def _is_array_index(k) -> bool:
@@ -212,6 +212,7 @@ def setitem(x, key, value):
     ctx = x.ctx
     if x.scalar or x.weak:
         raise TypeError(f"a NumPy scalar does not support item assignment{where()}")
+    refuse_outer_write(x)
     if _is_mask(x, key):
         return _set_masked(x, key, value)
     ix = _Index(x, key)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from jitc.core.dtypes import check_rank
-from jitc.core.errors import ShapeError, UnsupportedError
+from jitc.core.errors import JitcError, ShapeError, UnsupportedError
 from jitc.core.ops import COMPLEX, COMPLEX_REDUCE_KINDS, ELEMENTWISE
 from jitc.core.source import user_loc, where
 
@@ -31,7 +31,15 @@ def emit(ctx, op, operands, **attrs):
     """Add `op` to the trace; its type comes from the primitive's rule."""
     primitives, tracer = _lazy()
     loc = user_loc()
-    nodes = [o.node for o in operands]
+    for o in operands:  # a loop body's op on values of the traces around it: recorded inside
+        if o.ctx.depth > ctx.depth:
+            ctx = o.ctx
+    if ctx.closed:
+        raise JitcError(
+            f"a value computed inside a loop body was used after the loop{where(loc)}; "
+            "return it from the body as a carried value"
+        )
+    nodes = [ctx.imported(o).node for o in operands]
     try:
         shape, dtype = primitives[op].infer([(n.shape, n.dtype) for n in nodes], attrs)
     except ShapeError as e:

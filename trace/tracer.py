@@ -13,7 +13,7 @@ import numpy as np
 
 from jitc import numpy_api as api
 from jitc.core.dtypes import check_supported
-from jitc.core.errors import TracerError, UnsupportedError
+from jitc.core.errors import JitcError, TracerError, UnsupportedError
 from jitc.core.ir import Graph
 from jitc.core.source import calling, user_loc, where
 from jitc.trace.mutation.capture import Capture, Place
@@ -46,6 +46,9 @@ def _numpy_name(func) -> str:
 class TraceContext:
     """The graph being recorded and the constants it has captured."""
 
+    depth = 0  # how many loop bodies deep (trace/control.py LoopContext)
+    closed = False  # a loop body's trace once the loop is recorded
+
     def __init__(self, name="main"):
         self.graph = Graph(re.sub(r"\W", "_", name) or "main")
         self._constants: dict = {}
@@ -68,6 +71,16 @@ class TraceContext:
         return self.captured.array(
             array, Place(array, (), f"a captured {array.dtype} array of shape {array.shape}")
         )
+
+    def imported(self, t: Tracer) -> Tracer:
+        """`t` as a value of this trace (a loop body's trace brings in the values of the
+        traces around it: trace/control.py)."""
+        if t.ctx is not self:
+            raise JitcError(
+                "a traced value from another jitc trace, or from inside a loop body, was "
+                f"used here{where()}"
+            )
+        return t
 
     def narrowed(self, node, dtype) -> None:
         """A Python int argument's value must fit `dtype` (checked on every call)."""

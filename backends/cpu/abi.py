@@ -164,6 +164,18 @@ def swap_chunksize(typingctx, size):
 
 
 @intrinsic
+def load_flag(typingctx, address):
+    """The bool at the int64 `address` (a loop's flag: driver.py BRANCH), as an int64."""
+    sig = types.int64(address)
+
+    def codegen(context, builder, signature, args):
+        pointer = builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+        return builder.zext(builder.load(pointer), _I64)
+
+    return sig, codegen
+
+
+@intrinsic
 def keep_alive(typingctx, values):
     """Nothing, but its call is a use of the tuple `values`: numba releases an array after
     its last use, and the driver hands arrays to kernels as raw addresses it then stops

@@ -63,7 +63,7 @@ DRIVER_HEADER = """\
 import numpy as np
 from numba import from_dtype, njit
 from numba.types import Array, int64
-from jitc.backends.cpu.abi import call_launcher, keep_alive
+from jitc.backends.cpu.abi import call_launcher, keep_alive, load_flag
 from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.memory import advise_huge_pages
 from jitc.core.errors import SignatureMiss
@@ -91,7 +91,10 @@ class Emitted:
         """The driver's int64 state vector, given the launcher's and launcher.group's
         addresses, each program kernel's address and the constant arrays (which the caller
         keeps alive)."""
-        launches = [[group if e[0] == GROUP else kernels[e[0]]] + e[1:] for e in self.launches]
+        launches = [
+            [group if e[0] == GROUP else e[0] if e[0] == BRANCH else kernels[e[0]]] + e[1:]
+            for e in self.launches
+        ]
         header = [launcher] + self.slots[1:]
         pointers = list(self.pointers)
         for at, k in self.constant_pointers:
@@ -198,26 +201,39 @@ FAILURE_OF = {
     NOT_POSITIVE_DEFINITE: failures.LINALG,
 }
 # The state vector's header: where its tables are (see emit).
-# FAILED: where the driver notes the launch-table position of a launch that failed.
-LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE, FAILED = range(9)
+# FAILED: where the driver notes the launch-table position of a launch that failed;
+# PACK_BASE: where it notes the address of its packs (a profiled call's records name a
+# launch by its pack's address: executable.py profiled_call).
+LAUNCHER, LAUNCHES, LAUNCH_TABLE, POINTERS, POINTER_TABLE, PACKS, ARENA, WIDE = range(8)
+FAILED, PACK_BASE = 8, 9
 LAUNCH_ENTRY, POINTER_ENTRY = 5, 3
 GROUP = -1  # the kernel of a launch that runs a group (launcher.py `group`)
+# The kernel of an entry that is a loop's branch: [BRANCH, pack offset (its pack holds the
+# flag's address), the table position to go on at, when (0 or 1), 0]: the driver goes there
+# if the flag holds `when`, else to the next entry.
+BRANCH = -2
 
 # Every driver ends the same way: with `pk` (the packs), `base` (each array's address) and
 # the arrays to keep alive in `alive`, resolve the pointer table and run the launches; then
 # raise the failure of a launch that failed (the native worker returns its kind instead).
 _RUN_LINES = [
     "pa = pk.ctypes.data",
+    f"n[{PACK_BASE}] = pa",
     f"for e in range(n[{POINTER_TABLE}], n[{POINTER_TABLE}] + {POINTER_ENTRY} * n[{POINTERS}],"
     f" {POINTER_ENTRY}):",
     "    pk[n[e]] = base[n[e + 1]] + n[e + 2]",
     "failed = 0",
-    f"for e in range(n[{LAUNCH_TABLE}], n[{LAUNCH_TABLE}] + {LAUNCH_ENTRY} * n[{LAUNCHES}],"
-    f" {LAUNCH_ENTRY}):",
+    f"e = n[{LAUNCH_TABLE}]",
+    f"end = e + {LAUNCH_ENTRY} * n[{LAUNCHES}]",
+    "while e < end:",
+    f"    if n[e] == {BRANCH}:",
+    f"        e = n[e + 2] if load_flag(pk[n[e + 1]]) == n[e + 3] else e + {LAUNCH_ENTRY}",
+    "        continue",
     f"    if call_launcher(n[{LAUNCHER}], n[e], pa + 8 * n[e + 1], n[e + 2], n[e + 3]):",
     "        failed = n[e + 4]",
     f"        n[{FAILED}] = e",
     "        break",
+    f"    e += {LAUNCH_ENTRY}",
     "keep_alive(alive)",
 ]
 _RAISE_LINES = [
@@ -310,7 +326,7 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     n_results = len(program.results)
     arrays = program.params + program.results
     sz = Sizes()
-    for _ in range(FAILED + 1):
+    for _ in range(PACK_BASE + 1):
         sz(0)  # the header, filled in below
     shape_slots = [
         (i, k, len(sz.values), sz(d))
@@ -344,10 +360,13 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
     constant_pointers: list[tuple] = []
     packs: list[int] = []
     for kernel in program.kernels:
-        source = kernel_source(kernel)
-        if source not in sources:
-            sources.append(source)
-        source_of_kernel.append(sources.index(source))
+        if kernel.branch is not None:
+            source_of_kernel.append(-1)  # no code: the driver takes the branch
+        else:
+            source = kernel_source(kernel)
+            if source not in sources:
+                sources.append(source)
+            source_of_kernel.append(sources.index(source))
         at = len(packs)
         pack_of_kernel.append(at)
         for j, buf in enumerate(kernel.pointers):
@@ -368,6 +387,10 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
         if len(chains) == 1 and len(chains[0]) == 1:
             ((i,),) = chains
             kernel = program.kernels[i]
+            if kernel.branch is not None:  # its target's position once the header is known
+                when, target = kernel.branch
+                table.append([BRANCH, pack_of_kernel[i], target, int(when), 0])
+                continue
             kind = _KIND[kernel.error] if kernel.error else 3
             table.append(
                 [i, pack_of_kernel[i], kernel.rows, launch_work(kernel.work, kernel.blas), kind]
@@ -394,9 +417,13 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
         program.temp_bytes,
         wide_at,
         0,
+        0,
     ]
     header[PACKS] = header[POINTER_TABLE] + len(pointers)
     slots[: len(header)] = header
+    for entry in table:
+        if entry[0] == BRANCH:
+            entry[2] = len(slots) + LAUNCH_ENTRY * entry[2]
 
     return Emitted(
         sources,

@@ -21,6 +21,7 @@ from jitc.backends.cpu.driver import (
     LAUNCH_ENTRY,
     LAUNCH_TABLE,
     LAUNCHER,
+    PACK_BASE,
     WIDE_DRIVER_SOURCE,
     emit,
 )
@@ -43,7 +44,7 @@ class CpuExecutable(Executable):
         with interrupts.deferred():  # numba's first compile loads its registries
             blas.preload()  # before the first numba compile or cache load
         self.optimized = graph  # as the caller has it: stats() names kernels by its order
-        if config.CONCURRENT:
+        if config.CONCURRENT and not any(n.op == "while" for n in graph.nodes):  # loops: in order
             self.graph, self.program, launches = schedule.schedule(graph, graph.name)
         else:
             self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
@@ -154,11 +155,25 @@ class CpuExecutable(Executable):
             if self._profiled_run is None or self._profiled_run[0] is not self.module:
                 state = self.state.copy()
                 state[LAUNCHER] = profile.profiling_launcher_address()
-                self._profiled_run = (self.module, self._runner(state))  # per driver
+                self._profiled_run = (self.module, self._runner(state), state)  # per driver
+            _, run, state = self._profiled_run
             profile.start()
-            outs = self._run(self._profiled_run[1], arrays)
+            outs = self._run(run, arrays)
             records = profile.records()
-        return outs, [(i, int(start), int(end)) for i, (_, _, start, end) in enumerate(records)]
+            launches = self._launches_of(records, state)
+        return outs, [
+            (launch, int(start), int(end)) for launch, (_, _, start, end) in zip(launches, records)
+        ]
+
+    def _launches_of(self, records, state) -> list:
+        """The launch of each record: the one whose pack its pack address points at, the
+        driver having noted its packs' address (a loop runs some launches many times)."""
+        table = int(state[LAUNCH_TABLE])
+        launch_of = {
+            int(state[table + LAUNCH_ENTRY * i + 1]): i for i in range(len(self.launch_chains))
+        }
+        base = int(state[PACK_BASE])
+        return [launch_of[(int(pack) - base) // 8] for _, pack, _, _ in records]
 
     def _run(self, run, arrays):
         arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]

@@ -17,6 +17,7 @@ takes scratch rows from the arena and computes every dot with loops.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -106,6 +107,9 @@ class Kernel:
     writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
     blas: bool = False  # a BLAS call per block of rows (launcher.launch_work)
+    # not a kernel but a branch of a loop: (when, target): the driver goes on at program
+    # kernel `target` if the bool its one pointer points at is `when`, else at the next
+    branch: tuple | None = None
 
 
 @dataclass
@@ -550,8 +554,62 @@ class Planner:
         kb.add(body or COPY_BODY, [src.viewed((size,))], [dst.viewed((size,))])
         self.kernels.append(kb.kernel(size, size))
 
+    def _branch(self, flag: Buf, when: bool, target: int | None = None) -> Kernel:
+        """A branch to kernel `target` (None: set later) where `flag` holds `when`."""
+        kernel = Kernel([], [flag], [], 0, 0, branch=(when, target))
+        self.kernels.append(kernel)
+        return kernel
+
+    def _while(self, n: Node, carried: list[Buf]):
+        """while flag: carried, flag = step(carried, invariants). The step is planned as a
+        program of its own, its arena past this node's locals, and runs from `carried` into
+        a staged copy of its results, then from that copy back into `carried` (the same
+        kernels over the other buffers): no step copies its results. A branch after each
+        step leaves the loop once its flag is false; results left in the staged copy are
+        copied into `carried` then."""
+        k = n.attrs["carried"]
+        flag0, inits, invariants = n.operands[0], n.operands[1 : 1 + k], n.operands[1 + k :]
+        step = plan_program(n.subgraph, f"{self.graph.name}_step", "aot" if self.aot else "jit")
+        staged, local = [], max(0, self.locals_end - self.local_base)  # past `carried`
+        for shape, dtype in step.results:
+            buf, local = self._local(local, shape, dtype)
+            staged.append(buf)
+        back, local = self._local(local, (), np.bool_)  # the flag of a step into `carried`
+        arena, _ = self._local(local, (step.temp_bytes,), np.uint8)
+        fixed = [self.loc[v] for v in invariants]
+
+        def run_step(params: list[Buf], results: list[Buf]):
+            def placed(buf: Buf) -> Buf:
+                if buf.source == "temp":
+                    return Buf("temp", arena.index + buf.index, buf.shape, buf.dtype, buf.offset)
+                if buf.source == "const":
+                    index = self._const(step.constants[buf.index])
+                    return Buf("const", index, buf.shape, buf.dtype, buf.offset)
+                base = (params + fixed if buf.source == "param" else results)[buf.index]
+                return base.viewed(buf.shape, buf.offset)
+
+            shift = len(self.kernels)
+            self.kernels += [relocated(kernel, placed, shift) for kernel in step.kernels]
+
+        for init, buf in zip(inits, carried):
+            if self.loc[init].start != buf.start:
+                self._copy(self.loc[init], buf)
+        done = self._branch(self.loc[flag0], False)
+        top = len(self.kernels)
+        run_step(carried, staged)
+        in_staged = self._branch(staged[k], False)
+        run_step(staged[:k], carried + [back])
+        self._branch(back, True, top)
+        finished = self._branch(back, False)  # always taken: past the copies below
+        in_staged.branch = (False, len(self.kernels))
+        for new, buf in zip(staged, carried):
+            self._copy(new, buf)
+        done.branch = finished.branch = (False, len(self.kernels))
+
     def _node_kernels(self, n: Node, outs: list):
-        if n.op == "fusion":
+        if n.op == "while":
+            self._while(n, outs)
+        elif n.op == "fusion":
             self._fusion(n, outs)
         elif n.op == "dot_general":
             self._dot(n, *(self.loc[o] for o in n.operands), outs[0])
@@ -584,7 +642,7 @@ class Planner:
             first = len(self.kernels)
             self._node_kernels(n, self._outputs_of(n, gets))
             for k in self.kernels[first:]:
-                k.node = n
+                k.node = k.node or n  # a loop's step kernels name the step's nodes
         for k, o in enumerate(g.outputs):
             where, target = self.loc[o], self.targets[k]
             if where.start != target.start:
@@ -603,6 +661,15 @@ class Planner:
             self.kernels,
             tuple(sorted(p for p, _ in self.inout.values())),
         )
+
+
+def relocated(kernel: Kernel, placed, shift: int) -> Kernel:
+    """A kernel of a loop's step program in the program around it: its buffers where
+    `placed` puts them, a branch's target `shift` kernels further on."""
+    branch = kernel.branch
+    if branch is not None:
+        branch = (branch[0], branch[1] + shift)
+    return dataclasses.replace(kernel, pointers=[placed(b) for b in kernel.pointers], branch=branch)
 
 
 COPY_BODY = """def BODY(a, out, lo, hi, n):

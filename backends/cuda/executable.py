@@ -33,6 +33,7 @@ from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
 from jitc.core import config, failures
 from jitc.core.device_arrays import is_device_array
 from jitc.core.ir import Graph
+from jitc.fusion.steps import refuse_loops
 
 # The simulator runs one kernel at a time per process (a global kernel context).
 _SIMULATOR_LOCK = threading.Lock()
@@ -56,6 +57,7 @@ _FAILURE_OF = {
 
 class CudaExecutable(Executable):
     def __init__(self, graph: Graph):
+        refuse_loops(graph, "the cuda backend")
         self.graph = graph
         self.device = current()
         self.program = build_program(graph, library_dots=self.device.has_blas)

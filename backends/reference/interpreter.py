@@ -23,6 +23,8 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
                 value = evaluate(node.subgraph, [env[o] for o in node.operands])
                 if node.tuple_types is None:
                     value = value[0]
+            elif node.op == "while":
+                value = _loop(node, [env[o] for o in node.operands])
             elif node.op == "get":
                 value = env[node.operands[0]][node.attrs["index"]]
             else:
@@ -35,6 +37,15 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
                     value = value.astype(node.dtype)
             env[node] = value
     return [env[o] for o in graph.outputs]
+
+
+def _loop(node, operands) -> list:
+    """A while node's carried values once its flag is false."""
+    k = node.attrs["carried"]
+    flag, carried, invariants = operands[0], operands[1 : 1 + k], operands[1 + k :]
+    while bool(flag):
+        *carried, flag = evaluate(node.subgraph, carried + invariants)
+    return carried
 
 
 class ReferenceExecutable(Executable):

@@ -20,6 +20,7 @@ import numpy as np
 from jitc.core.errors import JitcError
 from jitc.core.source import where
 from jitc.trace import lax
+from jitc.trace.rebind import current_ctx
 
 
 class Buffer:
@@ -169,6 +170,21 @@ class ReadOnlyError(JitcError, ValueError):
     """A write into an array NumPy would not let the user write (a broadcast view)."""
 
 
+class LoopWriteError(JitcError):
+    """A loop body wrote an array of the code around the loop."""
+
+
+def refuse_outer_write(dest):
+    """A write inside a loop body into an array from outside it would happen once, at
+    trace time, not on every iteration: such an array must be a carried value."""
+    body = current_ctx()
+    if body is not None and body.depth > dest.ctx.depth:
+        raise LoopWriteError(
+            f"the loop body writes an array from outside the loop{where()}; pass it in the "
+            "loop's carried values (init_val) and return its new contents from the body"
+        )
+
+
 def assign(dest, value):
     """Make `value` (dest's shape and dtype already) the contents of `dest`, and of every
     array sharing its memory."""
@@ -177,6 +193,7 @@ def assign(dest, value):
     buf = dest.buffer()
     if buf.readonly:
         raise ReadOnlyError(f"assignment destination is read-only{where()}")
+    refuse_outer_write(dest)
     if value.buf is buf and value.view == dest.view and value.version == buf.version:
         return  # x[a:b] = x[a:b], as Python's `x[k] += v` ends: nothing changes
     sources = [type(dest)(dest.ctx, buf.node)]

@@ -1,0 +1,28 @@
+"""Loop steps optimized on their own: each `while` node's step graph runs the whole
+pipeline (simplify, fuse) as a function of its own, before the graph around it does; the
+loop itself stays one node there, which no fusion crosses."""
+
+from __future__ import annotations
+
+from jitc.core.errors import UnsupportedError
+from jitc.core.ir import Graph
+from jitc.core.source import where
+
+
+def optimize_steps(graph: Graph) -> Graph:
+    from jitc.fusion import optimize  # the pipeline this pass is the first of
+
+    for n in graph.nodes:
+        if n.op == "while":
+            n.subgraph = optimize(n.subgraph)
+    return graph
+
+
+def refuse_loops(graph: Graph, what: str) -> None:
+    """An UnsupportedError naming the user's loop, where `what` runs no loops yet."""
+    loop = next((n for n in graph.nodes if n.op == "while"), None)
+    if loop is not None:
+        raise UnsupportedError(
+            f"{what} does not run loops yet: the loop{where(loop.loc)} runs on the cpu and "
+            "reference backends"
+        )
