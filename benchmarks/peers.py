@@ -109,7 +109,9 @@ def prepare_jax(case, probe=True):
     import jax.numpy as jnp
 
     fn = jax.jit(rebind(case.jax_fn or case.fn, np_module=jnp))
-    note = "written functionally, with .at[].set()" if case.jax_fn else None
+    note = (
+        "written functionally (.at[].set(), lax.fori_loop, lax.while_loop)" if case.jax_fn else None
+    )
     return fn, jax.device_put(case.args), note
 
 

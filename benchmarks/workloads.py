@@ -16,6 +16,8 @@ import numba
 import numpy as np
 from numba import prange
 
+import jitc
+
 F32 = np.float32
 SEED = 0
 
@@ -652,6 +654,148 @@ def w12(quick=False):
     return cases
 
 
+# ---------------------------------------------------------------- W13 loops traced once
+
+
+def jacobi_steps(u, steps):
+    """Issue 36's 1-d Jacobi time loop, written in place: one loop in the graph."""
+
+    def step(i, u):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+        return u
+
+    return jitc.fori_loop(0, steps, step, u)
+
+
+@numba.njit(cache=True)
+def jacobi_steps_numba(u, steps):
+    v = u.copy()
+    for _ in range(steps):
+        for i in range(1, u.shape[0] - 1):
+            v[i] = 0.5 * (u[i - 1] + u[i + 1])
+        u[1:-1] = v[1:-1]
+    return u
+
+
+def jacobi_steps_jax(u, steps):
+    import jax
+
+    def step(i, u):
+        return u.at[1:-1].set(0.5 * (u[:-2] + u[2:]))
+
+    return jax.lax.fori_loop(0, steps, step, u)
+
+
+def conjugate_gradient(A, b, tol):
+    """Issue 36's CG solve: a `while norm(r) > tol` loop carrying four values."""
+
+    def unsettled(state):
+        return np.sqrt(state[2] @ state[2]) > tol
+
+    def step(state):
+        x, p, r, count = state
+        Ap = A @ p
+        alpha = (r @ r) / (p @ Ap)
+        x = x + alpha * p
+        r_new = r - alpha * Ap
+        p = r_new + ((r_new @ r_new) / (r @ r)) * p
+        return x, p, r_new, count + 1
+
+    x0 = np.zeros_like(b)
+    return jitc.while_loop(unsettled, step, (x0, b.copy(), b.copy(), 0))[:2]
+
+
+@numba.njit(cache=True)
+def conjugate_gradient_numba(A, b, tol):
+    x, p, r, count = np.zeros_like(b), b.copy(), b.copy(), 0
+    while np.sqrt(r @ r) > tol:
+        Ap = A @ p
+        alpha = (r @ r) / (p @ Ap)
+        x = x + alpha * p
+        r_new = r - alpha * Ap
+        p = r_new + ((r_new @ r_new) / (r @ r)) * p
+        r, count = r_new, count + 1
+    return x, p
+
+
+def conjugate_gradient_jax(A, b, tol):
+    import jax
+
+    def unsettled(state):
+        return np.sqrt(state[2] @ state[2]) > tol
+
+    def step(state):
+        x, p, r, count = state
+        Ap = A @ p
+        alpha = (r @ r) / (p @ Ap)
+        r_new = r - alpha * Ap
+        return x + alpha * p, r_new + ((r_new @ r_new) / (r @ r)) * p, r_new, count + 1
+
+    return jax.lax.while_loop(unsettled, step, (np.zeros_like(b), b, b, 0))[:2]
+
+
+def lstm_loop_case(steps, hidden):
+    """W4's stacked LSTM over `steps` steps, the loop inside the jitted function."""
+    step, _ = make_lstm(hidden)
+
+    def lstm_loop(xs, state):
+        return jitc.fori_loop(0, xs.shape[0], lambda t, s: step(xs[t], s)[1], state)
+
+    def lstm_loop_jax(xs, state):
+        import jax
+
+        return jax.lax.fori_loop(0, xs.shape[0], lambda t, s: step(xs[t], s)[1], state)
+
+    rng = _rng()
+    xs = _normal(rng, (steps, 1, hidden))
+    state = tuple(
+        (_normal(rng, (1, hidden), 0.5), _normal(rng, (1, hidden), 0.5)) for _ in range(3)
+    )
+    return Case(
+        f"W13 LSTM 3x{hidden}, {steps} steps in one jitted loop",
+        lstm_loop,
+        (xs, state),
+        jax_fn=lstm_loop_jax,
+        skip={"numba": "numba cannot compile jitc.fori_loop; W4 times numba on the step"},
+    )
+
+
+def w13(quick=False):
+    rng = _rng()
+    n = 64 if quick else 20_000
+    u = rng.random(n, dtype=F32)
+    cases = [
+        Case(
+            f"W13 1-d Jacobi, {n} f32, {steps} steps in one loop",
+            jacobi_steps,
+            (u, u.copy(), steps),
+            run=_from_start(1),
+            numba_fn=jacobi_steps_numba,
+            jax_fn=jacobi_steps_jax,
+            rtol=1e-5,
+            atol=1e-6,
+        )
+        for steps in ((3, 7) if quick else (100, 1000))
+    ]
+    m = 16 if quick else 2000
+    R = rng.standard_normal((m, m)) / math.sqrt(m)
+    A = (R @ R.T + 0.5 * np.eye(m)).astype(F32)
+    b = rng.standard_normal(m).astype(F32)
+    cases.append(
+        Case(
+            f"W13 conjugate gradient while |r| > tol, {m}x{m} f32",
+            conjugate_gradient,
+            (A, b, 1e-3 * float(np.sqrt(b @ b))),
+            numba_fn=conjugate_gradient_numba,
+            jax_fn=conjugate_gradient_jax,
+            rtol=1e-2,
+            atol=1e-3,
+        )
+    )
+    cases.append(lstm_loop_case(*((2, 16) if quick else (100, 60))))
+    return cases
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -664,4 +808,5 @@ WORKLOADS = {
     "W10": w10,
     "W11": w11,
     "W12": w12,
+    "W13": w13,
 }
