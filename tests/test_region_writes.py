@@ -457,3 +457,24 @@ def test_the_reports_name_each_write_over_a_whole_array(tmp_path):
     assert "a pass over the whole array" not in slab.fusion_report()
     assert "Writes over a whole array" not in open(slab.report(str(tmp_path / "s.html"))).read()
     np.testing.assert_array_equal(copied(x.copy(), np.ones(4)), read_after_write(x.copy(), 1.0))
+
+
+def smooth_interior(u):
+    """A write over most of a vector: the new vector is a concatenate of its ends and the
+    new interior; np.roll reads one too."""
+    u[1:-1] = 0.5 * (u[:-2] + u[2:]) + 0.25 * np.roll(u, 3)[1:-1]
+    return u
+
+
+@pytest.mark.parametrize("n", [7, 300_001])
+def test_a_vector_written_over_most_of_it_is_computed_cell_by_cell(n):
+    """A 1-d loop over a concatenate runs each of its cells as a loop of its own (no branch
+    per element), also where threads split the vector at points inside the cells."""
+    u = np.random.default_rng(4).random(n)
+    assert_same_effects(smooth_interior, (u,), "cpu")
+    (kernel,) = [
+        k
+        for k in jitc.jit(smooth_interior).lower(u).compile().executable.program.kernels
+        if "s_ = max(lo" in k.bodies[0].source
+    ]
+    assert kernel.work == n

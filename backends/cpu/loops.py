@@ -72,6 +72,9 @@ _REDUCE_INIT = {
 # lanes (tens of elements per lane); float32 sums then err like NumPy's pairwise ones
 # (relative error ~1e-7 where one sequential accumulator erred 2.5e-3 over 2**24 elements).
 BLOCK = 1024
+# In a 1-d loop split into cells (regions.py), the part of a cell a thread computes: from
+# CELL_START up to CELL_END, where its elements [lo, hi) meet the cell.
+CELL_START, CELL_END = "s_", "e_"
 
 
 def _init(kind, dtype):
@@ -212,6 +215,8 @@ class LoopKernel:
         self.stage = False
         self.aligned: list = []  # concatenates the cells split at (regions.py)
         self.cell = None  # the cell being written, in _write_cell
+        # a 1-d loop split into cells: where this thread's part of the cell starts (CELL_START)
+        self.flat_cells = False
         self.constants: dict = {}  # float constant node -> (its local, its slot's value)
         self._plan_iteration()
 
@@ -457,7 +462,7 @@ class LoopKernel:
         loop variable itself, the access goes through a row slice taken once per row: the
         loop then indexes by its own non-negative variable, which LLVM vectorizes without
         numba's negative-index wraparound (indexing by `i1 * n + i2` was 10x slower)."""
-        if self.flat or not self.inner or not idx:
+        if (self.flat and not self.flat_cells) or not self.inner or not idx:
             return f"{arr}[{', '.join(idx)}]" if idx else f"{arr}[()]"
         v = self.index[self.inner[-1]]
         moving = [k for k, e in enumerate(idx) if re.search(rf"\b{v}\b", e)]
@@ -545,7 +550,7 @@ class LoopKernel:
     def _row_invariant(self, expr: str) -> bool:
         """Does `expr` use only the row's (outer) indices, sizes and literals?"""
         names = set(re.findall(r"[A-Za-z_]\w*", re.sub(r"\bn\[\d+\]", "", expr)))
-        return names <= {self.index[d] for d in self.outer}
+        return names <= {self.index[d] for d in self.outer} | {CELL_START}
 
     def _chunk_slice(self, arr: str) -> str:
         """`arr[lo:hi]` for this thread's chunk of a 1-d loop. Indexing the slice from 0
@@ -608,11 +613,8 @@ class LoopKernel:
         arg_outs = list(outs)
         inner_size = int(np.prod([self.shape[d] for d in self.inner], dtype=np.int64))
         self.aligned = regions.aligned_concatenates(body.outputs, self.shape)
-        cells = (
-            None
-            if self.reduces or self.flat
-            else regions.cells(body.outputs, self.shape, self.aligned)
-        )
+        cells = None if self.reduces else regions.cells(body.outputs, self.shape, self.aligned)
+        self.flat_cells = self.flat and cells is not None
         if cells is not None:  # a cell's stores are offset along the row: not packed
             self.packed = None
         if self.places is not None or self.packed:  # every output is stored into out0
@@ -628,10 +630,11 @@ class LoopKernel:
 
         if self.flat:  # rows are elements: each array is read through its [lo:hi] slice
             slices_at = len(w.lines)
-            w.line("for j in range(hi - lo):")
-            w.depth += 1
-            w.line("i0 = lo + j")
             self.chunk_slices = {}
+            if not self.flat_cells:  # else each cell loops over its part of [lo, hi)
+                w.line("for j in range(hi - lo):")
+                w.depth += 1
+                w.line("i0 = lo + j")
         else:
             if not self.scratch_args:
                 for node, scr in self.scratch.items():
@@ -866,14 +869,25 @@ class LoopKernel:
         def shifted(i, by):
             return i if by == 0 else f"({i} - {self.sz(by)})"
 
-        def plus(at):
-            return v if at == 0 else f"{self.sz(at)} + {v}"
+        lo, hi = cell.lo[last], cell.hi[last]
 
+        def plus(at):
+            if not self.flat_cells:
+                return v if at == 0 else f"{self.sz(at)} + {v}"
+            shift = at - lo  # from where this thread's part of the cell starts
+            if shift == 0:
+                return f"{CELL_START} + {v}"
+            sign = "+" if shift > 0 else "-"
+            return f"({CELL_START} {sign} {self.sz(abs(shift))}) + {v}"
+
+        if self.flat_cells:  # the cell's part of this thread's elements [lo, hi)
+            w.line(f"{CELL_START} = max(lo, {self.sz(lo)})")
+            w.line(f"{CELL_END} = min(hi, {self.sz(hi)})")
         start, saved = len(w.lines), self.row_slices
         self.row_slices = {}  # row slices are taken inside the cell: rows of its leaves
         self.cell = cell
-        lo, hi = cell.lo[last], cell.hi[last]
-        w.line(f"for {v} in range({self.sz(hi - lo)}):")
+        count = f"{CELL_END} - {CELL_START}" if self.flat_cells else self.sz(hi - lo)
+        w.line(f"for {v} in range({count}):")
         w.depth += 1
         memo: dict = {}
         for k, box in enumerate(cell.boxes):
