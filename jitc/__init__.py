@@ -18,7 +18,9 @@ __all__ = [
     "TracerError",
     "ShapeError",
     "VerifyError",
+    "cond",
     "fori_loop",
+    "scan",
     "while_loop",
 ]
 __version__ = "0.1.0"
@@ -33,7 +35,7 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"jitc.{name}")
-    if name in ("fori_loop", "while_loop"):
+    if name in ("cond", "fori_loop", "scan", "while_loop"):
         from jitc.trace import control
 
         return getattr(control, name)

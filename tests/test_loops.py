@@ -106,6 +106,32 @@ def carried_dict(x):
     return jitc.fori_loop(0, 2, step, first)
 
 
+def branches(x, t):
+    """A branch on a traced test, each side returning an array and a Python int."""
+    return jitc.cond(
+        x.sum() > t, lambda a, b: (a * 2.0, b + 1), lambda a, b: (np.tanh(a), b - 1), x, 3
+    )
+
+
+def running_sums(xs):
+    """A scan carrying a row, stacking an array and a scalar per step."""
+
+    def step(total, x):
+        total = total + x
+        return total, (total * 2.0, total.sum())
+
+    return jitc.scan(step, np.zeros(xs.shape[1]), xs)
+
+
+def alternating(x):
+    """A branch on the loop's index inside the loop."""
+
+    def step(i, v):
+        return jitc.cond(i % 2 == 0, lambda v: v + 1.0, lambda v: v * 0.5, v)
+
+    return jitc.fori_loop(0, 7, step, x)
+
+
 RNG = np.random.default_rng(1)
 PROGRAMS = [
     (jacobi, lambda: (RNG.random(20), 50), ("steps",)),
@@ -117,6 +143,10 @@ PROGRAMS = [
     (rows_in_place, lambda: (RNG.random((6, 3)),), ()),
     (scattered_in_place, lambda: (np.arange(5.0), 7), ("n",)),
     (carried_dict, lambda: (RNG.random(3).astype(np.float32),), ()),
+    (branches, lambda: (RNG.random(5), 2.0), ()),
+    (branches, lambda: (RNG.random(5), 4.0), ()),
+    (running_sums, lambda: (RNG.random((6, 3)),), ()),
+    (alternating, lambda: (RNG.random(5),), ()),
 ]
 
 
@@ -234,6 +264,22 @@ def _float_bound(x):
     return jitc.fori_loop(0, x[0], lambda i, v: v, x)
 
 
+def _branches_disagree(x):
+    return jitc.cond(x[0] > 0, lambda v: v, lambda v: v[:2], x)
+
+
+def _array_pred(x):
+    return jitc.cond(x > 0, lambda v: v, lambda v: -v, x)
+
+
+def _uneven_xs(x):
+    return jitc.scan(lambda c, r: (c, r), 0.0, (x, x[1:]))
+
+
+def _empty_scan(x):
+    return jitc.scan(lambda c, r: (c, r), 0.0, x[:0])
+
+
 @pytest.mark.parametrize(
     "fn,args,error,words",
     [
@@ -246,6 +292,10 @@ def _float_bound(x):
         (_reads_around, (np.zeros(4),), LoopError, "both as its carried value"),
         (_escapes, (np.zeros(4),), JitcError, "used after the loop"),
         (_float_bound, (np.zeros(4),), LoopError, "upper must be an integer scalar"),
+        (_branches_disagree, (np.zeros(4),), LoopError, "false_fun changes result from"),
+        (_array_pred, (np.zeros(4),), LoopError, "pred must be a bool scalar, not pred[4]"),
+        (_uneven_xs, (np.zeros(4),), LoopError, "xs must share their first axis"),
+        (_empty_scan, (np.zeros(4),), LoopError, "no steps to scan"),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
@@ -256,6 +306,10 @@ def test_bad_loops_get_errors_naming_the_line(fn, args, error, words):
 
 
 def test_loop_functions_must_be_callable():
+    with pytest.raises(LoopError, match="true_fun must be callable"):
+        jitc.cond(True, None, abs, 1.0)
+    with pytest.raises(LoopError, match="scan: f must be callable"):
+        jitc.scan(None, 0.0, np.zeros(3))
     with pytest.raises(LoopError, match="body_fun must be callable"):
         jitc.jit(lambda x: jitc.fori_loop(0, 2, None, x), backend="reference")(np.zeros(2))
     with pytest.raises(LoopError, match="cond_fun must be callable"):

@@ -80,12 +80,12 @@ def while_loop(cond_fun, body_fun, init_val):
             val = body_fun(val)
         return val
     names = leaf_paths(flatten(init_val)[1], "val")
-    return _traced(ctx, cond_fun, body_fun, init_val, names, "while_loop")
+    return _traced(ctx, cond_fun, body_fun, init_val, names, "while_loop: body_fun")
 
 
 def _traced(ctx, cond_fun, body_fun, init_val, names: list, what: str):
     """while_loop under the trace `ctx`; `names`: the carried leaves' names and `what`: the
-    call, for errors."""
+    function stepping them, for errors."""
     loc = user_loc()
     leaves, tree = flatten(init_val)
     init = [lift(ctx, x) for x in leaves]
@@ -149,7 +149,96 @@ def fori_loop(lower, upper, body_fun, init_val):
         return i + 1, body_fun(i, val)
 
     names = ["the loop index"] + leaf_paths(flatten(init_val)[1], "val")
-    return _traced(ctx, cond, body, (lo, init_val), names, "fori_loop")[1]
+    return _traced(ctx, cond, body, (lo, init_val), names, "fori_loop: body_fun")[1]
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands) if pred else false_fun(*operands)`, with a traced bool scalar
+    `pred`: both functions are traced, one runs. Each is a loop of at most one step (the
+    first's flag is `pred`, the second's `not pred`), so every backend that runs loops runs
+    branches; their results must agree in structure, shapes and dtypes."""
+    for name, fn in (("true_fun", true_fun), ("false_fun", false_fun)):
+        if not callable(fn):
+            raise LoopError(f"cond: {name} must be callable, not {type(fn).__name__}")
+    ctx = current_ctx()
+    if ctx is None or not isinstance(pred, Tracer):  # a Python or NumPy bool: one branch
+        return true_fun(*operands) if pred else false_fun(*operands)
+    loc = user_loc()
+    taken = Tracer(ctx, _flag(ctx, pred, loc, "cond: pred must be").node)  # not Python's
+    tree, types = _result_types(ctx, lambda: true_fun(*operands))
+    result = unflatten(tree, [lax.full(ctx, shape, 0, dtype) for shape, dtype in types])
+    names = leaf_paths(tree, "result")
+    for fn, name, flag in (
+        (true_fun, "true_fun", taken),
+        (false_fun, "false_fun", np.logical_not(taken)),
+    ):
+        result = _traced(
+            ctx, _once(flag), lambda _, fn=fn: fn(*operands), result, names, f"cond: {name}"
+        )
+    return result
+
+
+def scan(f, init, xs=None, length=None):
+    """`carry = init; for x in xs: carry, y = f(carry, x); ys.append(y)`, returning
+    `(carry, ys)` with the ys stacked along a new first axis (JAX's lax.scan); `xs` a
+    pytree of arrays scanned along their first axis (None: `length` steps of x = None)."""
+    if not callable(f):
+        raise LoopError(f"scan: f must be callable, not {type(f).__name__}")
+    x_leaves = flatten(xs)[0]
+    n = length if not x_leaves else len(x_leaves[0])
+    if n is None or any(len(x) != n for x in x_leaves):
+        raise LoopError(f"scan: xs must share their first axis, or give length{where()}")
+    if n == 0:
+        raise LoopError(f"scan: no steps to scan (xs of length 0){where()}")
+    ctx = current_ctx()
+    if ctx is None:
+        carry, ys = init, []
+        for i in range(n):
+            carry, y = f(carry, _row(xs, i))
+            ys.append(flatten(y))
+        stacked = [np.stack([y[0][k] for y in ys]) for k in range(len(ys[0][0]))]
+        return carry, unflatten(ys[0][1], stacked)
+    first = _row(xs, 0)
+    tree, types = _result_types(ctx, lambda: f(init, first)[1])
+    stacked = [lax.full(ctx, (n,) + shape, 0, dtype) for shape, dtype in types]
+
+    def step(i, state):
+        carry, ys = state
+        carry, y = f(carry, _row(xs, i))
+        for into, value in zip(ys, flatten(y)[0]):
+            into[i] = value
+        return carry, ys
+
+    carry, ys = fori_loop(0, n, step, (init, stacked))
+    return carry, unflatten(tree, ys)
+
+
+def _row(xs, i):
+    leaves, tree = flatten(xs)
+    return unflatten(tree, [x[i] for x in leaves])
+
+
+def _once(flag):
+    """A loop test true the first time where `flag` is (the flag around the loop), then
+    false: the loop runs one step or none."""
+    tests = []
+
+    def test(_):
+        tests.append(None)
+        return flag if len(tests) == 1 else False
+
+    return test
+
+
+def _result_types(ctx, fn) -> tuple:
+    """(treedef, [(shape, dtype)]) of what fn() returns, traced in a scratch loop body
+    (its ops are dead code there; what it reads around it is recorded there and unused)."""
+    scratch = LoopContext(ctx, f"{ctx.graph.name}_types")
+    with tracing_in_this_thread(scratch):
+        leaves, tree = flatten(fn())
+        types = [(t.shape, t.dtype) for t in (lift(scratch, x) for x in leaves)]
+    scratch.closed = True
+    return tree, types
 
 
 def _bound(ctx, b, name):
@@ -163,13 +252,11 @@ def _bound(ctx, b, name):
     return Tracer(ctx, t.node, scalar=True)  # strong: two weak ints have no NumPy dtype
 
 
-def _flag(ctx, value, loc) -> Tracer:
-    """cond_fun's result: a bool scalar."""
+def _flag(ctx, value, loc, what="while_loop: cond_fun must return") -> Tracer:
+    """A loop's test: a bool scalar."""
     t = lift(ctx, value)
     if t.shape != () or t.dtype != np.bool_:
-        raise LoopError(
-            f"while_loop: cond_fun must return a bool scalar, not {t.node.type_str()}{where(loc)}"
-        )
+        raise LoopError(f"{what} a bool scalar, not {t.node.type_str()}{where(loc)}")
     return t
 
 
@@ -178,14 +265,14 @@ def _carried_out(step, out, tree, init, names, what, loc) -> list:
     leaves, out_tree = flatten(out)
     if out_tree != tree:
         raise LoopError(
-            f"{what}: body_fun must return its carried values' structure {_shown(tree)}, "
+            f"{what} must return its carried values' structure {_shown(tree)}, "
             f"not {_shown(out_tree)}{where(loc)}"
         )
     new = [lift(step, x) for x in leaves]
     for path, x, y in zip(names, init, new):
         if (x.shape, x.dtype) != (y.shape, y.dtype):
             raise LoopError(
-                f"{what}: body_fun changes {path} from {x.node.type_str()} to "
+                f"{what} changes {path} from {x.node.type_str()} to "
                 f"{y.node.type_str()}{where(loc)}; a carried value keeps its shape and dtype"
             )
     return new
@@ -205,7 +292,7 @@ def _kept(out_leaves, carried, paths, what, loc) -> list:
             kept.append(k)
         elif x.buf is not None and x.buf.written:
             raise LoopError(
-                f"{what}: body_fun writes into {paths[k]} and returns another array in "
+                f"{what} writes into {paths[k]} and returns another array in "
                 f"its place{where(loc)}; under NumPy that write changes the initial array "
                 "in the first iteration only: return the array it wrote, or write into a copy"
             )
@@ -233,7 +320,7 @@ def _refuse_read_around(step, hoisted, dest, path, what, loc):
         n = stack.pop()
         if dest.buf is not None and n is dest.buf.node:
             raise LoopError(
-                f"{what}: body_fun reads {path} both as its carried value and from the "
+                f"{what} reads {path} both as its carried value and from the "
                 f"code around the loop{where(loc)}; read it through the carried value"
             )
         if n in hoisted and n not in seen:
