@@ -249,7 +249,6 @@ def compile(
     ("host", "x86_64-linux", "aarch64-linux"); cpu "generic" (portable baseline), "native"
     (this machine) or an LLVM cpu name. `progress(stage)` is called before each stage."""
     from jitc.fusion import optimize
-    from jitc.fusion.steps import refuse_loops
 
     say = progress or (lambda stage: None)
     function = _function(fn)
@@ -260,7 +259,6 @@ def compile(
     outputs = _outputs(lowered, written, visible, name)
     say("optimizing and fusing the graph")
     graph = optimize(lowered.graph, aliases={k: leaf for leaf, k in written.items()})
-    refuse_loops(graph, "jitc.aot")
     inout = {k: (leaf, _writes_directly(graph, leaf, k)) for leaf, k in written.items()}
     program = plan_aot(graph, name, inout)
     triple = resolve_triple(target)

@@ -58,6 +58,7 @@ __all__ = [
     "ArrayArg",
     "IntArg",
     "KernelCall",
+    "Branch",
     "EntryPlan",
     "kernel_ir",
     "build_object",
@@ -134,6 +135,16 @@ class KernelCall:
 
     kernel: str
     args: tuple
+
+
+@dataclass(frozen=True)
+class Branch:
+    """Not a call: the entry goes on at call `target` if the bool `flag` holds `when`, else
+    at the next call (a loop's test: jitc.backends.cpu.plan Kernel.branch)."""
+
+    flag: ArrayArg
+    when: bool
+    target: int
 
 
 @dataclass(frozen=True)
@@ -358,7 +369,7 @@ def _normalize_kernels(kernels: dict, plan: EntryPlan) -> dict:
             pyfunc, argtypes = spec
         else:
             pyfunc, argtypes = spec, None
-            for call in plan.calls:
+            for call in _calls(plan):
                 if call.kernel == name:
                     t = tuple(_numba_type_of(a) for a in call.args)
                     if argtypes is not None and t != argtypes:
@@ -373,6 +384,11 @@ def _normalize_kernels(kernels: dict, plan: EntryPlan) -> dict:
     return out
 
 
+def _calls(plan: EntryPlan) -> list:
+    """The plan's kernel calls, its branches left out."""
+    return [c for c in plan.calls if isinstance(c, KernelCall)]
+
+
 def _check_plan(plan: EntryPlan, kernels: dict):
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", plan.name):
         raise AotLinkError(f"entry name {plan.name!r} is not a C identifier")
@@ -384,6 +400,14 @@ def _check_plan(plan: EntryPlan, kernels: dict):
     from numba.core import types
 
     for k, call in enumerate(plan.calls):
+        if isinstance(call, Branch):
+            w = f"{plan.name}: branch {k}"
+            if not 0 <= call.target <= len(plan.calls):
+                raise AotLinkError(f"{w}: no call {call.target} to go on at")
+            if (call.flag.shape, call.flag.dtype) != ((), np.dtype(bool)):
+                raise AotLinkError(f"{w}: its flag is {call.flag.dtype}{list(call.flag.shape)}")
+            _check_array(plan, call.flag, w)
+            continue
         where = f"{plan.name}: call {k} ({call.kernel})"
         if call.kernel not in kernels:
             raise AotLinkError(f"{where}: no such kernel")
@@ -409,38 +433,39 @@ def _check_plan(plan: EntryPlan, kernels: dict):
                 and np.dtype(str(t.dtype)) == storage(a.dtype)
             ):
                 raise AotLinkError(f"{w}: {a.dtype}{list(a.shape)} for a {t} parameter")
-            if a.source == "temp":
-                if a.index < 0 or a.index + a.nbytes > plan.temp_bytes:
-                    raise AotLinkError(
-                        f"{w}: temp bytes [{a.index}, {a.index + a.nbytes}) "
-                        f"outside the arena of {plan.temp_bytes}"
-                    )
-                if a.index % a.dtype.itemsize:
-                    raise AotLinkError(
-                        f"{w}: temp offset {a.index} is not aligned to {a.dtype.itemsize}"
-                    )
-                continue
-            table = {"param": plan.params, "result": plan.results}.get(a.source)
-            if table is not None:
-                if not 0 <= a.index < len(table):
-                    raise AotLinkError(f"{w}: no {a.source} {a.index}")
-                shape, dtype = table[a.index]
-                size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-                if np.dtype(dtype) != a.dtype:
-                    raise AotLinkError(
-                        f"{w}: {a.source} {a.index} is {np.dtype(dtype)}, not {a.dtype}"
-                    )
-            else:
-                if not 0 <= a.index < len(plan.constants):
-                    raise AotLinkError(f"{w}: no constant {a.index}")
-                c = plan.constants[a.index]
-                size = c.nbytes
-                if c.dtype != a.dtype:
-                    raise AotLinkError(f"{w}: constant {a.index} is {c.dtype}, not {a.dtype}")
-            if a.offset % a.dtype.itemsize or not 0 <= a.offset <= size - a.nbytes:
-                raise AotLinkError(
-                    f"{w}: bytes [{a.offset}, {a.offset + a.nbytes}) of a {a.source} of {size}"
-                )
+            _check_array(plan, a, w)
+
+
+def _check_array(plan: EntryPlan, a: ArrayArg, w: str):
+    """An array argument lies inside what it names, at an aligned offset."""
+    if a.source == "temp":
+        if a.index < 0 or a.index + a.nbytes > plan.temp_bytes:
+            raise AotLinkError(
+                f"{w}: temp bytes [{a.index}, {a.index + a.nbytes}) "
+                f"outside the arena of {plan.temp_bytes}"
+            )
+        if a.index % a.dtype.itemsize:
+            raise AotLinkError(f"{w}: temp offset {a.index} is not aligned to {a.dtype.itemsize}")
+        return
+    table = {"param": plan.params, "result": plan.results}.get(a.source)
+    if table is not None:
+        if not 0 <= a.index < len(table):
+            raise AotLinkError(f"{w}: no {a.source} {a.index}")
+        shape, dtype = table[a.index]
+        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if np.dtype(dtype) != a.dtype:
+            raise AotLinkError(f"{w}: {a.source} {a.index} is {np.dtype(dtype)}, not {a.dtype}")
+    else:
+        if not 0 <= a.index < len(plan.constants):
+            raise AotLinkError(f"{w}: no constant {a.index}")
+        c = plan.constants[a.index]
+        size = c.nbytes
+        if c.dtype != a.dtype:
+            raise AotLinkError(f"{w}: constant {a.index} is {c.dtype}, not {a.dtype}")
+    if a.offset % a.dtype.itemsize or not 0 <= a.offset <= size - a.nbytes:
+        raise AotLinkError(
+            f"{w}: bytes [{a.offset}, {a.offset + a.nbytes}) of a {a.source} of {size}"
+        )
 
 
 def _entry_module(
@@ -482,24 +507,36 @@ def _entry_module(
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     retslot = b.alloca(ir.ArrayType(_I64, 4), name="retptr")  # kernels return None
     excslot = b.alloca(_PTR, name="excinfo")
+    # a block per call (a branch goes on at any of them), then the return
+    blocks = [fn.append_basic_block(f"call{k}") for k in range(len(plan.calls) + 1)]
+    b.branch(blocks[0])
+
+    def address(a: ArrayArg):
+        if a.source == "param":
+            data = fn.args[a.index]
+        elif a.source == "result":
+            data = fn.args[nparam + a.index]
+        elif a.source == "const":
+            data = consts[a.index]
+        else:
+            data = b.gep(fn.args[-1], [ir.Constant(_I64, a.index)], inbounds=True, source_etype=_I8)
+        if a.offset:
+            data = b.gep(data, [ir.Constant(_I64, a.offset)], inbounds=True, source_etype=_I8)
+        return data
+
     for k, call in enumerate(plan.calls):
+        b.position_at_end(blocks[k])
+        if isinstance(call, Branch):
+            flag = b.load(address(call.flag), typ=_I8)
+            holds = b.icmp_unsigned("==", flag, ir.Constant(_I8, int(call.when)))
+            b.cbranch(holds, blocks[call.target], blocks[k + 1])
+            continue
         values = [retslot, excslot]
         for a in call.args:
             if isinstance(a, IntArg):
                 values.append(ir.Constant(_I64, int(a.value)))
                 continue
-            if a.source == "param":
-                data = fn.args[a.index]
-            elif a.source == "result":
-                data = fn.args[nparam + a.index]
-            elif a.source == "const":
-                data = consts[a.index]
-            else:
-                data = b.gep(
-                    fn.args[-1], [ir.Constant(_I64, a.index)], inbounds=True, source_etype=_I8
-                )
-            if a.offset:
-                data = b.gep(data, [ir.Constant(_I64, a.offset)], inbounds=True, source_etype=_I8)
+            data = address(a)
             itemsize = a.dtype.itemsize
             strides, s = [], itemsize
             for d in reversed(a.shape):
@@ -527,11 +564,10 @@ def _entry_module(
             b.icmp_signed("==", status, ir.Constant(_I32, -2)),
         )
         fail = fn.append_basic_block(f"fail{k}")
-        cont = fn.append_basic_block(f"call{k + 1}")
-        b.cbranch(ok, cont, fail)
+        b.cbranch(ok, blocks[k + 1], fail)
         b.position_at_end(fail)
         b.ret(status)
-        b.position_at_end(cont)
+    b.position_at_end(blocks[-1])
     b.ret(ir.Constant(_I32, 0))
     return str(m)
 
@@ -553,7 +589,7 @@ def _build_module(
     layout = str(tm.target_data)
     kernels = _normalize_kernels(kernels, plan)
     _check_plan(plan, kernels)
-    used = [n for n in dict.fromkeys(c.kernel for c in plan.calls)]
+    used = [n for n in dict.fromkeys(c.kernel for c in _calls(plan))]
 
     modules, kernel_fns, compiled = [], {}, {}
     for name in used:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from jitc.aot.link import AotLinkError, ArrayArg, EntryPlan, IntArg, KernelCall
+from jitc.aot.link import AotLinkError, ArrayArg, Branch, EntryPlan, IntArg, KernelCall
 from jitc.backends.cpu.driver import FAILURE_OF, FASTMATH, KERNEL_HEADER
 from jitc.backends.cpu.plan import plan_program
 from jitc.core import failures
 from jitc.core.ir import Graph
+from jitc.fusion.stats import kernel_names
 
 DECORATOR = f"@njit(error_model='numpy', fastmath={FASTMATH})"
 
@@ -47,38 +48,36 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     """The kernels and the entry plan of an optimized (fused) graph; `inout` (output index
     -> (parameter, direct)) names the outputs written back into in-out arguments."""
     program = plan_program(graph, name, target="aot", inout=inout)
-    sources: list[str] = []  # distinct static bodies; kernel k is sources[k]
+    sources: list = []  # distinct (static body, argument types); kernel k is sources[k]
     calls = []
-    index = {n: i for i, n in enumerate(graph.nodes)}
+    label_of = {n: name for name, n in kernel_names(graph)}  # a dot fusion: its plain name
     labels: dict = {}
+    first_call, at = [], 0  # per program kernel, its first call's (or branch's) position
     for kernel in program.kernels:
-        label = (
-            "copy into results" if kernel.node is None else f"{kernel.node.op}_{index[kernel.node]}"
-        )  # as fusion.stats.kernel_names
+        first_call.append(at)
+        at += 1 if kernel.branch is not None else len(kernel.bodies)
+    first_call.append(at)
+    for kernel in program.kernels:
+        if kernel.branch is not None:  # a loop's test
+            (flag,) = kernel.pointers
+            when, target = kernel.branch
+            calls.append(Branch(_arg(flag, flag.shape), when, first_call[target]))
+            continue
+        label = "copy into results" if kernel.node is None else label_of[kernel.node]
         for body in kernel.bodies:
-            text = _static(body.source, kernel.sizes)
-            if text not in sources:
-                sources.append(text)
-            named = labels.setdefault(f"k{sources.index(text)}", [])
+            args = [_arg(kernel.pointers[p], shape) for p, shape, _ in body.arrays]
+            # one compiled kernel per text and argument types (a copy of int64s and one of
+            # float64s share a text)
+            key = (_static(body.source, kernel.sizes), tuple((a.dtype, len(a.shape)) for a in args))
+            if key not in sources:
+                sources.append(key)
+            k = f"k{sources.index(key)}"
+            named = labels.setdefault(k, [])
             if label not in named:
                 named.append(label)
-            args = [
-                ArrayArg(
-                    kernel.pointers[p].source,
-                    kernel.pointers[p].index,
-                    shape,
-                    kernel.pointers[p].dtype,
-                    kernel.pointers[p].offset,
-                )
-                for p, shape, _ in body.arrays
-            ]
-            calls.append(
-                KernelCall(
-                    f"k{sources.index(text)}", tuple(args) + (IntArg(0), IntArg(kernel.rows))
-                )
-            )
+            calls.append(KernelCall(k, tuple(args) + (IntArg(0), IntArg(kernel.rows))))
     names = [f"k{i}" for i in range(len(sources))]
-    texts = [s.replace("def BODY(", f"def {k}(", 1) for k, s in zip(names, sources)]
+    texts = [text.replace("def BODY(", f"def {k}(", 1) for k, (text, _) in zip(names, sources)]
     header = KERNEL_HEADER.replace("cpu backend: one kernel", "AOT compiler (jitc.aot)")
     # float16 conversions without F16C or library calls (backends/cpu/half.py)
     header = header.replace("half import JIT as _half", "half import PORTABLE as _half")
@@ -102,6 +101,11 @@ def plan_aot(graph: Graph, name: str, inout: dict | None = None) -> Program:
     return Program(
         source, {k: namespace[k] for k in names}, plan, names, _failures(program.kernels), labels
     )
+
+
+def _arg(buf, shape) -> ArrayArg:
+    """A planned buffer (plan.Buf) as an array argument of `shape`."""
+    return ArrayArg(buf.source, buf.index, shape, buf.dtype, buf.offset)
 
 
 def _failures(kernels) -> tuple:
@@ -128,6 +132,8 @@ def _check_no_overlap(plan: EntryPlan):
     (in place): a planning bug would otherwise be a silent wrong answer in a program with no
     debugger attached."""
     for call in plan.calls:
+        if isinstance(call, Branch):
+            continue
         temps = [a for a in call.args if isinstance(a, ArrayArg) and a.source == "temp"]
         for i, a in enumerate(temps):
             for b in temps[i + 1 :]:

@@ -24,5 +24,5 @@ def refuse_loops(graph: Graph, what: str) -> None:
     if loop is not None:
         raise UnsupportedError(
             f"{what} does not run loops yet: the loop{where(loop.loc)} runs on the cpu and "
-            "reference backends"
+            "reference backends and in jitc.aot objects"
         )

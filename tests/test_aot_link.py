@@ -19,6 +19,7 @@ import pytest
 from jitc.aot.link import (
     AotLinkError,
     ArrayArg,
+    Branch,
     EntryPlan,
     IntArg,
     KernelCall,
@@ -474,3 +475,16 @@ def test_plan_mismatches_are_reported():
             ),
             "host",
         )
+
+
+def test_branches_are_checked():
+    """A loop's branch goes on at a call of the plan and tests a bool in memory."""
+    plan = _one_call_plan("k")
+    flag = ArrayArg("temp", 0, (), np.bool_)
+    for branch, words in [
+        (Branch(flag, True, 5), "branch 1: no call 5"),
+        (Branch(ArrayArg("temp", 0, (), F32), True, 0), "its flag is float32"),
+    ]:
+        bad = EntryPlan("one", plan.params, plan.results, (), 16, plan.calls + (branch,))
+        with pytest.raises(AotLinkError, match=words):
+            build_object({"k": add_bcast}, bad, "host")

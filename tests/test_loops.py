@@ -11,7 +11,7 @@ import pytest
 
 import jitc
 from jitc import backends
-from jitc.core.errors import JitcError, UnsupportedError
+from jitc.core.errors import JitcError
 from jitc.stages import optimized
 from jitc.trace.control import LoopError
 from jitc.trace.mutation.functional import LoopWriteError
@@ -316,13 +316,51 @@ def test_loop_functions_must_be_callable():
         jitc.jit(lambda x: jitc.while_loop(1, lambda v: v, x), backend="reference")(np.zeros(2))
 
 
-def _three_steps(u):
-    return jacobi(u, 3)
+def heat(u, steps):
+    """A time loop writing its argument in place (an AOT in-out argument), its trip count
+    an argument."""
+
+    def step(i, u):
+        u[1:-1] += 0.25 * (u[:-2] - 2.0 * u[1:-1] + u[2:])
+        return u
+
+    return jitc.fori_loop(0, steps, step, u)
 
 
-def test_ahead_of_time_compiles_refuse_loops_naming_them():
-    with pytest.raises(UnsupportedError, match=r"jitc.aot does not run loops yet.*test_loops"):
-        jitc.aot.compile(_three_steps, jitc.spec("f64[8]"), name="loop")
+def settle(a):
+    """newton_sqrt with its tolerance fixed (of a positive array: the artifact's golden
+    inputs are normal samples), and a branch."""
+    x, count = newton_sqrt(np.abs(a) + 1.0, 1e-12)
+    return jitc.cond(count > 3, lambda: x * 2.0, lambda: x), count
+
+
+@pytest.mark.parametrize(
+    "fn,specs,make",
+    [
+        (heat, ("f64[64]", "i64[]"), lambda: (RNG.random(64), np.int64(37))),
+        (settle, ("f64[6]",), lambda: (RNG.random(6) + 1.0,)),
+    ],
+    ids=["heat", "settle"],
+)
+def test_loops_compile_ahead_of_time_into_the_object(fn, specs, make, tmp_path):
+    """The loop's branches are in the object's entry (no Python): its C test and its
+    loader's call give NumPy's values, the in-out argument written as NumPy writes it."""
+    from tests.test_aot import _load, run_c_test
+
+    art = jitc.aot.compile(fn, *(jitc.spec(s) for s in specs))
+    paths = art.write(str(tmp_path), emit_test=True)
+    out = run_c_test(paths, tmp_path)
+    assert out is None or "match" in out
+    args = make()
+    numpy_args = [a.copy() for a in args]
+    got, want = (
+        jitc.core.pytree.flatten(_load(str(tmp_path), fn.__name__)(*args))[0],
+        (jitc.core.pytree.flatten(fn(*numpy_args))[0]),
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+    for g, w in zip(args, numpy_args):
+        np.testing.assert_array_equal(g, w)
 
 
 def _rnn_of(h, xs, M):

@@ -239,3 +239,14 @@ def test_a_product_feeding_a_sum_is_not_contracted_into_an_fma():
     np.testing.assert_array_equal(c(w, g), sgd(w, g))
     ptx = c.as_text(stage="ptx")
     assert "mul.rn.f32" in ptx and "fma." not in ptx, ptx
+
+
+def test_a_loop_is_refused_at_the_users_line():
+    """Loops run on the cpu and reference backends and in AOT objects; the cuda backend
+    names the loop it does not run yet."""
+
+    def steps(x):
+        return jitc.fori_loop(0, 3, lambda i, v: v * 2.0, x)
+
+    with pytest.raises(jitc.UnsupportedError, match=r"cuda backend does not run loops.*sim_b"):
+        jitc.jit(steps, backend="cuda")(np.ones(4))
