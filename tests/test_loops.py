@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import jitc
 from jitc import backends
@@ -16,6 +18,7 @@ from jitc.stages import optimized
 from jitc.trace.control import LoopError
 from jitc.trace.mutation.functional import LoopWriteError
 from tests.fresh import run
+from tests.test_region_writes import make_program, write_programs
 
 BACKENDS = ("reference", "cpu")
 W = np.random.default_rng(0).random((5, 5)) * 0.3  # a captured array the body reads
@@ -397,3 +400,31 @@ def test_a_loop_on_dask_arrays_runs_whole_and_submit_runs_it_too():
     np.testing.assert_allclose(f.submit(X).result(), _smooth(X), rtol=1e-13)
     one = jitc.jit(lambda x: jitc.fori_loop(2, 3, lambda i, v: v * i, x))
     np.testing.assert_array_equal(one(X), X * 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(program=write_programs(), trips=st.integers(0, 4))
+def test_random_loop_bodies_of_region_writes_match_numpy(program, trips, backend):
+    """Hypothesis' sequences of region writes (tests/test_region_writes.py) as the body of a
+    loop writing its carried array in place, the trip count a traced argument."""
+    shape, writes = program
+    writes_into = make_program(writes)
+
+    def f(x, v, n):
+        def step(i, x):
+            writes_into(x, v)
+            x *= 0.5
+            x += i
+            return x
+
+        return jitc.fori_loop(0, n, step, x)
+
+    rng = np.random.default_rng(0)
+    x, v = rng.standard_normal(shape), rng.standard_normal(int(np.prod(shape)))
+    mine, theirs = x.copy(), x.copy()
+    got = jitc.jit(f, backend=backend)(mine, v, trips)
+    want = f(theirs, v, trips)
+    assert got is mine
+    np.testing.assert_array_equal(mine, theirs)
+    np.testing.assert_array_equal(got, want)
