@@ -22,7 +22,7 @@ def seeded_inputs(params, seed: int = 0) -> list[np.ndarray]:
             a = rng.random(p.shape) < 0.5
         else:
             a = rng.integers(0, 100, p.shape).astype(p.dtype)
-        out.append(np.ascontiguousarray(a))
+        out.append(np.array(a, order="C"))  # np.ascontiguousarray makes a scalar 1-d
     return out
 
 

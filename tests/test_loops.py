@@ -366,14 +366,15 @@ def test_loops_compile_ahead_of_time_into_the_object(fn, specs, make, tmp_path):
         np.testing.assert_array_equal(g, w)
 
 
-def _rnn_of(h, xs, M):
-    return jitc.fori_loop(0, xs.shape[0], lambda t, h: np.tanh(M @ h + xs[t]), h)
+def _rnn_of(h, xs, M, steps):
+    """Its trip count an argument: a scalar the report's timed calls seed too."""
+    return jitc.fori_loop(0, steps, lambda t, h: np.tanh(M @ h + xs[t % xs.shape[0]]), h)
 
 
 def test_the_report_times_a_loop_step_by_step(tmp_path):
     """A profiled call names each launch of a loop's step every time it runs; the time
     table has a row for the loop and one per kernel of its step."""
-    args = (np.zeros(5), np.zeros((7, 5)), W)
+    args = (np.zeros(5), np.zeros((7, 5)), W, np.int64(9))
     compiled = jitc.jit(_rnn_of).lower(*args).compile()
     _, spans = compiled.executable.profiled_call(*args)
     launches = [launch for launch, _, _ in spans]
