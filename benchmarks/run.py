@@ -167,7 +167,8 @@ def run_case(case, impls, table, args, bandwidth):
             cells.append(f"{kind} {table.note(f'{impl} on {case.name}: {short_error(e)}')}")
             args.failures.append((impl, case.name, short_error(e)))
             continue
-        time.sleep(SETTLE)  # the previous peer's idle thread pool stops spinning first
+        if not args.quick:  # a smoke run times nothing worth settling for
+            time.sleep(SETTLE)  # the previous peer's idle thread pool stops spinning first
         times[impl] = median_time(run, args.repeats, args.min_sample)
         cells.append(
             fmt_time(times[impl], case.unit) + (table.note(f"{impl}: {note}") if note else "")

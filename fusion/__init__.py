@@ -28,7 +28,7 @@ from jitc.fusion.pipeline import Pass, run_passes
 from jitc.fusion.report import fusion_report
 
 SIMPLIFY = [
-    Pass("steps", steps.optimize_steps),
+    Pass("steps", lambda graph: steps.optimize_steps(graph, optimize)),
     Pass("expand", expand.expand),
     Pass("cse", cse.cse),
     Pass("fold", fold.fold),

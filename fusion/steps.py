@@ -9,9 +9,9 @@ from jitc.core.ir import Graph
 from jitc.core.source import where
 
 
-def optimize_steps(graph: Graph) -> Graph:
-    from jitc.fusion import optimize  # the pipeline this pass is the first of
-
+def optimize_steps(graph: Graph, optimize) -> Graph:
+    """`graph` with each loop's step replaced by optimize(step): the pipeline this pass is
+    the first of (passed in: this module is below the package that assembles it)."""
     for n in graph.nodes:
         if n.op == "while":
             n.subgraph = optimize(n.subgraph)
