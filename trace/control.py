@@ -1,4 +1,5 @@
-"""Loops traced once: `jitc.while_loop` and `jitc.fori_loop` (JAX's semantics).
+"""Loops traced once: `jitc.while_loop`, `fori_loop`, `cond` and `scan` (JAX's semantics;
+a branch is a loop of at most one step, a scan a fori_loop stacking its ys).
 
 Under a trace, the loop's body runs once on stand-ins of its carried values, recording a
 step graph: one `while` node holds it (core/ops.py NESTED), its operands the first test's
