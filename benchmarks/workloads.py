@@ -783,7 +783,7 @@ def w13(quick=False):
     b = rng.standard_normal(m).astype(F32)
     cases.append(
         Case(
-            f"W13 conjugate gradient while |r| > tol, {m}x{m} f32",
+            f"W13 conjugate gradient while norm(r) > tol, {m}x{m} f32",
             conjugate_gradient,
             (A, b, 1e-3 * float(np.sqrt(b @ b))),
             numba_fn=conjugate_gradient_numba,
