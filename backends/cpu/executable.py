@@ -50,6 +50,8 @@ class CpuExecutable(Executable):
             self.graph, self.program, launches = graph, plan_program(graph, graph.name), None
         emitted = emit(self.program, launches)
         self.launch_chains = emitted.launch_chains
+        # a launch's pack offset -> the launch (profiled_call names launches by their packs)
+        self._launch_of_pack = {e[1]: i for i, e in enumerate(emitted.launches)}
         self.source = "\n\n".join(emitted.kernel_sources + [emitted.driver_source])
         if config.DUMP_DIR:
             os.makedirs(config.DUMP_DIR, exist_ok=True)
@@ -168,12 +170,8 @@ class CpuExecutable(Executable):
     def _launches_of(self, records, state) -> list:
         """The launch of each record: the one whose pack its pack address points at, the
         driver having noted its packs' address (a loop runs some launches many times)."""
-        table = int(state[LAUNCH_TABLE])
-        launch_of = {
-            int(state[table + LAUNCH_ENTRY * i + 1]): i for i in range(len(self.launch_chains))
-        }
         base = int(state[PACK_BASE])
-        return [launch_of[(int(pack) - base) // 8] for _, pack, _, _ in records]
+        return [self._launch_of_pack[(int(pack) - base) // 8] for _, pack, _, _ in records]
 
     def _run(self, run, arrays):
         arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]
