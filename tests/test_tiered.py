@@ -356,6 +356,43 @@ def test_a_cold_first_call_runs_the_wide_driver_while_its_own_compiles(sync_fres
         ex._run(ex.checked_run, [w[:2], g])
 
 
+def test_a_profiled_call_whose_driver_compiles_meanwhile_is_timed_on_the_new_one(
+    sync_fresh_cache, monkeypatch
+):
+    """The report's timed call took the wide driver's timed run, and this function's own
+    driver finished compiling before it ran: the call is timed on the new driver, not run
+    untimed (it once returned no spans at all)."""
+    from jitc.backends.cpu import profile
+
+    f = jitc.jit(decay)
+    w, g = decay_data()
+    g = g.astype(np.int8)  # a driver no other test loads into this process
+    held = cache.lock()
+    held.__enter__()  # the background compile of the driver waits for it
+    try:
+        check_decay(f, w, g)
+        (compiled,) = f._cache.values()
+        ex = compiled.executable
+        assert ex.module is None
+        start = profile.start
+
+        def start_once_the_driver_has_compiled():
+            held.__exit__(None, None, None)
+            assert tiered.wait(WAIT) and ex.module is not None
+            start()
+
+        monkeypatch.setattr(profile, "start", start_once_the_driver_has_compiled)
+        outs, spans = ex.profiled_call(w, g)
+    finally:
+        if cache.lock()._lock._is_owned():
+            held.__exit__(None, None, None)
+    assert ex._profiled_run[0] is ex.module
+    assert sorted(launch for launch, _, _ in spans) == list(range(len(ex.launch_kernels)))
+    want_w = w.copy()
+    want = decay(want_w, g)
+    np.testing.assert_allclose(sorted(outs, key=np.ndim)[0], want, rtol=1e-5, atol=1e-6)
+
+
 def test_the_wide_driver_refuses_what_numba_dispatch_would(sync_fresh_cache):
     from jitc.backends.cpu.executable import wide_driver
     from jitc.backends.cpu.wide import table_run

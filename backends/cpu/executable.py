@@ -154,18 +154,24 @@ class CpuExecutable(Executable):
         from jitc.backends.cpu import profile
 
         with profile.LOCK:
-            if self._profiled_run is None or self._profiled_run[0] is not self.module:
-                state = self.state.copy()
-                state[LAUNCHER] = profile.profiling_launcher_address()
-                self._profiled_run = (self.module, self._runner(state), state)  # per driver
-            _, run, state = self._profiled_run
             profile.start()
-            outs = self._run(run, arrays)
+            outs = self._run(self._profiled_runner(), arrays, again=self._profiled_runner)
             records = profile.records()
-            launches = self._launches_of(records, state)
+            launches = self._launches_of(records, self._profiled_run[2])
         return outs, [
             (launch, int(start), int(end)) for launch, (_, _, start, end) in zip(launches, records)
         ]
+
+    def _profiled_runner(self):
+        """checked_run with every launch timed, for the driver calls run on now: made again
+        once this function's own driver has replaced the wide one."""
+        from jitc.backends.cpu import profile
+
+        if self._profiled_run is None or self._profiled_run[0] is not self.module:
+            state = self.state.copy()
+            state[LAUNCHER] = profile.profiling_launcher_address()
+            self._profiled_run = (self.module, self._runner(state), state)
+        return self._profiled_run[1]
 
     def _launches_of(self, records, state) -> list:
         """The launch of each record: the one whose pack its pack address points at, the
@@ -173,7 +179,9 @@ class CpuExecutable(Executable):
         base = int(state[PACK_BASE])
         return [self._launch_of_pack[(int(pack) - base) // 8] for _, pack, _, _ in records]
 
-    def _run(self, run, arrays):
+    def _run(self, run, arrays, again=None):
+        """Fill the results with `run`; a run of the wide driver that misses (this function's
+        own driver compiled meanwhile) is retried on `again()`, by default checked_run."""
         arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]
         outs = [np.empty(shape, dtype) for shape, dtype in self.results]
         try:
@@ -182,7 +190,7 @@ class CpuExecutable(Executable):
             except SignatureMiss:  # the driver compiled since `run` was taken (_interim)
                 if run is self.checked_run:
                     raise
-                run = self.checked_run
+                run = again() if again is not None else self.checked_run
                 run(*map(_stored, arrays), *map(_stored, outs))
         except KERNEL_FAILURES as e:
             located = self.failure(e)
