@@ -133,50 +133,70 @@ def fori_loop(lower, upper, body_fun, init_val):
     range() gives is."""
     if not callable(body_fun):
         raise LoopError(f"fori_loop: body_fun must be callable, not {type(body_fun).__name__}")
+    return range_loop(lower, upper, 1, body_fun, init_val, "fori_loop", ("lower", "upper"))
+
+
+def range_loop(start, stop, step, body_fun, init_val, what="range", bound_names=None):
+    """fori_loop over range(start, stop, step): `step` a nonzero Python int, the bounds
+    Python or traced ints (a `for` loop that trace/autograph.py rewrote runs here)."""
     ctx = current_ctx()
     if ctx is None:
         val = init_val
-        for i in range(lower, upper):
+        for i in range(start, stop, step):
             val = body_fun(i, val)
         return val
-    lo, hi = (_bound(ctx, b, name) for b, name in ((lower, "lower"), (upper, "upper")))
+    lo_name, hi_name = bound_names or ("start", "stop")
+    lo, hi = (_bound(ctx, b, name, what) for b, name in ((start, lo_name), (stop, hi_name)))
     lo = Tracer(ctx, lo.node, weak=True, scalar=True)
 
     def cond(state):
-        return state[0] < hi
+        return state[0] < hi if step > 0 else state[0] > hi
 
     def body(state):
         i, val = state
-        return i + 1, body_fun(i, val)
+        return i + step, body_fun(i, val)
 
     names = ["the loop index"] + leaf_paths(flatten(init_val)[1], "val")
-    return _traced(ctx, cond, body, (lo, init_val), names, "fori_loop: body_fun")[1]
+    return _traced(ctx, cond, body, (lo, init_val), names, f"{what}: body_fun")[1]
 
 
 def cond(pred, true_fun, false_fun, *operands):
     """`true_fun(*operands) if pred else false_fun(*operands)`, with a traced bool scalar
-    `pred`: both functions are traced, one runs. Each is a loop of at most one step (the
-    first's flag is `pred`, the second's `not pred`), so every backend that runs loops runs
-    branches; their results must agree in structure, shapes and dtypes."""
+    `pred`: both functions are traced, one runs; their results must agree in structure,
+    shapes and dtypes."""
     for name, fn in (("true_fun", true_fun), ("false_fun", false_fun)):
         if not callable(fn):
             raise LoopError(f"cond: {name} must be callable, not {type(fn).__name__}")
     ctx = current_ctx()
     if ctx is None or not isinstance(pred, Tracer):  # a Python or NumPy bool: one branch
         return true_fun(*operands) if pred else false_fun(*operands)
-    loc = user_loc()
-    taken = Tracer(ctx, _flag(ctx, pred, loc, "cond: pred must be").node)  # not Python's
     tree, types = _result_types(ctx, lambda: true_fun(*operands))
     result = unflatten(tree, [lax.full(ctx, shape, 0, dtype) for shape, dtype in types])
-    names = leaf_paths(tree, "result")
+    return branches(
+        pred,
+        lambda _: true_fun(*operands),
+        lambda _: false_fun(*operands),
+        result,
+        leaf_paths(tree, "result"),
+        "cond",
+    )
+
+
+def branches(pred, true_fun, false_fun, init_val, names, what):
+    """`true_fun(init_val) if pred else false_fun(init_val)` for a traced bool scalar
+    `pred`: each a loop of at most one step (the first's flag is `pred`, the second's
+    `not pred`), so every backend that runs loops runs branches. Both keep init_val's
+    structure, shapes and dtypes; `names` its leaves' names, for errors."""
+    ctx = current_ctx()
+    loc = user_loc()
+    taken = Tracer(ctx, _flag(ctx, pred, loc, f"{what}: pred must be").node)  # not Python's
+    val = init_val
     for fn, name, flag in (
         (true_fun, "true_fun", taken),
         (false_fun, "false_fun", np.logical_not(taken)),
     ):
-        result = _traced(
-            ctx, _once(flag), lambda _, fn=fn: fn(*operands), result, names, f"cond: {name}"
-        )
-    return result
+        val = _traced(ctx, _once(flag), fn, val, names, f"{what}: {name}")
+    return val
 
 
 def scan(f, init, xs=None, length=None):
@@ -242,12 +262,12 @@ def _result_types(ctx, fn) -> tuple:
     return tree, types
 
 
-def _bound(ctx, b, name):
+def _bound(ctx, b, name, what):
     """A loop bound as a traced int64 scalar."""
     t = lift(ctx, b)
     if t.shape != () or t.dtype.kind not in "iub":
         raise LoopError(
-            f"fori_loop: {name} must be an integer scalar, not {t.node.type_str()}{where()}"
+            f"{what}: {name} must be an integer scalar, not {t.node.type_str()}{where()}"
         )
     t = lax.convert(t, np.dtype(np.int64)) if t.dtype != np.int64 else t
     return Tracer(ctx, t.node, scalar=True)  # strong: two weak ints have no NumPy dtype
