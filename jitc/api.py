@@ -14,7 +14,7 @@ from jitc.core.pytree import flatten
 from jitc.runtime.dispatch import HostCalls
 from jitc.runtime.fastpath import MISSES
 from jitc.stages import Compiled, Function, Lowered
-from jitc.trace.lowering import lower
+from jitc.trace.lowering import lower, traced_function
 from jitc.trace.rebind import TRACES_ACTIVE, current_ctx
 
 log = logging.getLogger("jitc")
@@ -50,7 +50,7 @@ DISPATCH = (
     (
         "inside a trace",
         lambda jitted, args, kwargs: TRACES_ACTIVE[0] and current_ctx(),
-        lambda jitted, args, kwargs: jitted.function.fun(*args, **kwargs),
+        lambda jitted, args, kwargs: traced_function(jitted.function)(*args, **kwargs),
     ),
     ("dask", _dask_leaves, _on_dask),
     ("host", lambda jitted, args, kwargs: True, HostCalls.host_call),
@@ -60,8 +60,8 @@ DISPATCH = (
 class Jitted(HostCalls):
     """A function compiled on first call per (tree, shapes, dtypes, static values)."""
 
-    def __init__(self, fun, backend=None, static_argnums=(), static_argnames=()):
-        super().__init__(Function.of(fun, backend, static_argnums, static_argnames))
+    def __init__(self, fun, backend=None, static_argnums=(), static_argnames=(), unroll=False):
+        super().__init__(Function.of(fun, backend, static_argnums, static_argnames, unroll))
         functools.update_wrapper(self, fun)
         self._bound = self.function.bound
         self.fun = self.function.fun
@@ -113,11 +113,18 @@ class Jitted(HostCalls):
         return self.__qualname__
 
 
-def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):
-    """Compile `fun` (plain NumPy code) into fused kernels; use as @jit or @jit(...)."""
+def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=(), unroll=False):
+    """Compile `fun` (plain NumPy code) into fused kernels; use as @jit or @jit(...).
+    Its `for` loops over range(), `while` loops and `if`s on traced values compile as
+    loops and branches (trace/autograph.py); `unroll=True` runs them as Python instead,
+    unrolling every loop into the graph."""
     if fun is None:
         return functools.partial(
-            jit, backend=backend, static_argnums=static_argnums, static_argnames=static_argnames
+            jit,
+            backend=backend,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            unroll=unroll,
         )
     if backend is not None:
         from jitc import backends
@@ -126,7 +133,7 @@ def jit(fun=None, *, backend=None, static_argnums=(), static_argnames=()):
             raise JitcError(
                 f"unknown backend {backend!r}; choose one of {sorted(backends.BACKENDS)}"
             )
-    return Jitted(fun, backend, static_argnums, static_argnames)
+    return Jitted(fun, backend, static_argnums, static_argnames, unroll)
 
 
 __all__ = ["jit", "Jitted", "Lowered", "Compiled"]

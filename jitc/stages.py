@@ -117,9 +117,10 @@ class Function:
     static_nums: frozenset
     static_names: frozenset
     bound: tuple = ()
+    unroll: bool = False  # trace Python's loops and branches as Python runs them
 
     @classmethod
-    def of(cls, fun, backend=None, static_argnums=(), static_argnames=()) -> Function:
+    def of(cls, fun, backend=None, static_argnums=(), static_argnames=(), unroll=False) -> Function:
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
@@ -149,6 +150,7 @@ class Function:
             frozenset(nums),
             frozenset(names),
             bound,
+            bool(unroll),
         )
 
     def arg_name(self, i: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.backends import LOOPLESS
 from jitc.core.device_arrays import has_cuda_array_interface
 from jitc.core.dtypes import WEAK_DTYPES, check_rank, check_supported
 from jitc.core.errors import UnsupportedError
@@ -25,6 +26,7 @@ from jitc.trace.masked import Masked
 from jitc.trace.mutation.capture import DEPTH, Place, is_state_object, split_arguments
 from jitc.trace.mutation.leaks import argument_containers, check_no_leaks, check_unchanged
 from jitc.trace.rebind import tracing_in_this_thread
+from jitc.trace.statements import Undefined, converted
 from jitc.trace.tracer import Retrace, TraceContext
 
 
@@ -89,6 +91,14 @@ def _names(function, args, kwargs, static_nums):
             continue
         names += [k + p for p in leaf_paths(flatten(kwargs[k])[1])]
     return names
+
+
+def traced_function(function):
+    """What a trace runs: the function with its loops and branches rewritten to compile as
+    loops and branches (trace/autograph.py), or as written where it unrolls them."""
+    if function.unroll or function.backend in LOOPLESS:
+        return function.fun
+    return converted(function.fun)
 
 
 def lower(function, args, kwargs) -> Lowered:
@@ -158,7 +168,7 @@ def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
                 k: _static(v, k) if k in function.static_names else _replace(v, it)
                 for k, v in kwargs.items()
             }
-            fun = capture.function(function.fun)
+            fun = capture.function(traced_function(function))
             copies = argument_containers(
                 {name(i): a for i, a in enumerate(call_args) if a is not args[i]}
                 | {k: v for k, v in call_kw.items() if v is not kwargs[k]}
@@ -186,6 +196,8 @@ def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     for leaf in out_leaves:
         if isinstance(leaf, Masked):
             raise leaf.returned()
+        if isinstance(leaf, Undefined):  # a name a compiled branch or loop left unbound
+            leaf._refuse()
         if isinstance(leaf, np.ndarray):  # made by NumPy at trace time (np.eye(3)): a
             leaf = ctx.constant(leaf)  # constant, returned as a fresh array on every call
         if not is_tracer(leaf):
