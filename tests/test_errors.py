@@ -15,6 +15,7 @@ import pytest
 
 import jitc
 from jitc.core.errors import JitcError, ShapeError, TracerError, UnsupportedError
+from jitc.trace.control import LoopError
 
 HERE = os.path.abspath(__file__)
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -253,8 +254,6 @@ def stores_into_numpys_array(x):
 @pytest.mark.parametrize(
     "fn,what,line",
     [
-        (branches, "bool()", "if x.sum() > 0"),
-        (loops, "bool()", "while x.max() > 1"),
         (uses_int, "int()", "int(x.sum())"),
         (uses_float, "float()", "float(x[0, 0])"),
         (uses_bool, "bool()", "bool(x.any())"),
@@ -268,6 +267,15 @@ def test_python_control_flow_on_traced_values_says_what_to_do(fn, what, line):
     assert what in message, message
     assert "np.where" in message and "static" in message, message
     _assert_at(message, fn, line)
+
+
+def test_a_return_in_a_traced_branch_says_what_keeps_it_python():
+    """A `while` on a traced value compiles as a loop (trace/autograph.py); an `if` holding
+    a `return` cannot, and says so at its line."""
+    np.testing.assert_array_equal(jitc.jit(loops, backend="reference")(X), loops(X))
+    message = _raises(LoopError, branches, X)
+    assert "holds a `return`" in message and "np.where" in message, message
+    _assert_at(message, branches, "if x.sum() > 0")
 
 
 def test_tracer_errors_are_type_errors_too():

@@ -348,6 +348,12 @@ def settle(a):
 def test_loops_compile_ahead_of_time_into_the_object(fn, specs, make, tmp_path):
     """The loop's branches are in the object's entry (no Python): its C test and its
     loader's call give NumPy's values, the in-out argument written as NumPy writes it."""
+    aot_matches_numpy(fn, specs, make, tmp_path)
+
+
+def aot_matches_numpy(fn, specs, make, tmp_path):
+    """fn compiled ahead of time for `specs`: its C test passes, and its loader's call on
+    make()'s arrays gives fn's values under NumPy and writes the arrays as NumPy does."""
     from tests.test_aot import _load, run_c_test
 
     art = jitc.aot.compile(fn, *(jitc.spec(s) for s in specs))
