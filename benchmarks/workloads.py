@@ -677,6 +677,13 @@ def jacobi_steps_numba(u, steps):
     return u
 
 
+def jacobi_python(u, steps):
+    """The Jacobi time loop as a plain Python loop: one loop in the graph all the same."""
+    for _ in range(steps):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+    return u
+
+
 def jacobi_steps_jax(u, steps):
     import jax
 
@@ -705,8 +712,8 @@ def conjugate_gradient(A, b, tol):
     return jitc.while_loop(unsettled, step, (x0, b.copy(), b.copy(), 0))[:2]
 
 
-@numba.njit(cache=True)
-def conjugate_gradient_numba(A, b, tol):
+def conjugate_gradient_python(A, b, tol):
+    """The CG solve as NumPy code writes it: a plain `while`, compiled as one loop."""
     x, p, r, count = np.zeros_like(b), b.copy(), b.copy(), 0
     while np.sqrt(r @ r) > tol:
         Ap = A @ p
@@ -716,6 +723,9 @@ def conjugate_gradient_numba(A, b, tol):
         p = r_new + ((r_new @ r_new) / (r @ r)) * p
         r, count = r_new, count + 1
     return x, p
+
+
+conjugate_gradient_numba = numba.njit(cache=True)(conjugate_gradient_python)
 
 
 def conjugate_gradient_jax(A, b, tol):
@@ -732,6 +742,23 @@ def conjugate_gradient_jax(A, b, tol):
         return x + alpha * p, r_new + ((r_new @ r_new) / (r @ r)) * p, r_new, count + 1
 
     return jax.lax.while_loop(unsettled, step, (np.zeros_like(b), b, b, 0))[:2]
+
+
+def cholesky_loops(A):
+    """Issue 36's Cholesky with Python loops: the inner bounds follow the outer index, the
+    inner `k` loop is scalar work."""
+    L = np.zeros_like(A)
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(j):
+                s += L[i, k] * L[j, k]
+            if i == j:
+                L[i, j] = np.sqrt(A[i, i] - s)
+            else:
+                L[i, j] = (A[i, j] - s) / L[j, j]
+    return L
 
 
 def lstm_loop_case(steps, hidden):
@@ -790,6 +817,40 @@ def w13(quick=False):
             jax_fn=conjugate_gradient_jax,
             rtol=1e-2,
             atol=1e-3,
+        )
+    )
+    python_steps = 7 if quick else 1000
+    cases.append(
+        Case(
+            f"W13 conjugate gradient, a Python while, {m}x{m} f32",
+            conjugate_gradient_python,
+            (A, b, 1e-3 * float(np.sqrt(b @ b))),
+            jax_fn=conjugate_gradient_jax,
+            rtol=1e-2,
+            atol=1e-3,
+        )
+    )
+    cases.append(
+        Case(
+            f"W13 1-d Jacobi, {n} f32, {python_steps} steps, a Python for loop",
+            jacobi_python,
+            (u, u.copy(), python_steps),
+            run=_from_start(1),
+            jax_fn=jacobi_steps_jax,
+            rtol=1e-5,
+            atol=1e-6,
+        )
+    )
+    k = 10 if quick else 64
+    S = rng.standard_normal((k, k))
+    cases.append(
+        Case(
+            f"W13 Cholesky, three Python loops, {k}x{k} f64",
+            cholesky_loops,
+            (S @ S.T + k * np.eye(k),),
+            rtol=1e-10,
+            atol=1e-12,
+            skip={"jax": "its inner bounds follow the index: JAX needs masks and a rewrite"},
         )
     )
     cases.append(lstm_loop_case(*((2, 16) if quick else (100, 60))))
