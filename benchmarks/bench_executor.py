@@ -76,7 +76,7 @@ def cases():
         (rng.standard_normal((1, 60)) * 0.5, rng.standard_normal((1, 60)) * 0.5) for _ in range(3)
     )
     yield "control: W4 LSTM 3x60 batch 1, one step", step, (xs[0], state)
-    yield "control: W4 LSTM 100 steps, jitted unrolled loop", unrolled, (xs, state)
+    yield "control: W4 LSTM 100 steps, jitted Python loop", unrolled, (xs, state)
 
 
 SETTLE = 0.5  # seconds for thread pools to stop spinning (benchmarks/run.py)

@@ -176,7 +176,8 @@ def lstm_cell(x, h, c, Wx, Wh, b):
 
 
 def make_lstm(hidden=60, seed=SEED):
-    """A 3-layer stacked LSTM step and a 100-step unrolled loop; weights are closure constants."""
+    """A 3-layer stacked LSTM step and a 100-step Python loop over it; weights are closure
+    constants."""
     rng = np.random.default_rng(seed)
     s = 1 / math.sqrt(hidden)
     Wx, Wh = _normal(rng, (3, hidden, 4 * hidden), s), _normal(rng, (3, hidden, 4 * hidden), s)
@@ -189,7 +190,7 @@ def make_lstm(hidden=60, seed=SEED):
         h2, c2 = lstm_cell(h1, h2, c2, Wx[2], Wh[2], b[2])
         return h2, ((h0, c0), (h1, c1), (h2, c2))
 
-    def lstm_unrolled(xs, state):  # a static Python loop: unrolled at trace time
+    def lstm_unrolled(xs, state):  # a Python loop: one loop in the graph (trace/autograph.py)
         for t in range(xs.shape[0]):
             y, state = lstm_step(xs[t], state)
         return state
@@ -219,7 +220,7 @@ def w4(quick=False):
             (list(xs), state),
             run=lstm_python_loop,
         ),
-        Case(f"W4 LSTM {steps} steps, jitted unrolled loop", unrolled, (xs, state)),
+        Case(f"W4 LSTM {steps} steps, jitted Python loop", unrolled, (xs, state)),
     ]
 
 
@@ -850,7 +851,7 @@ def w13(quick=False):
             (S @ S.T + k * np.eye(k),),
             rtol=1e-10,
             atol=1e-12,
-            skip={"jax": "its inner bounds follow the index: JAX needs masks and a rewrite"},
+            skip={"JAX": "its inner bounds follow the index: JAX needs masks and a rewrite"},
         )
     )
     cases.append(lstm_loop_case(*((2, 16) if quick else (100, 60))))

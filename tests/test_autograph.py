@@ -115,6 +115,18 @@ def last_index(x):
     return x * i + j
 
 
+def carried_tuples(x, steps):
+    """An LSTM-like state: a tuple of pairs the loop rebinds, a dict beside it."""
+    state = ((x, x * 0.5), (x + 1.0, x))
+    stats = {"n": 0, "peak": x.max()}
+    for _ in range(steps):
+        (h, c), (h2, c2) = state
+        c = 0.9 * c + 0.1 * np.tanh(h)
+        state = ((np.tanh(c), c), (h2 * 0.5 + c, c2))
+        stats = {"n": stats["n"] + 1, "peak": max(stats["peak"], c.max())}
+    return state, stats
+
+
 def stacked(x):
     """A static range longer than unrolled ranges: one loop carrying an int32 array."""
     c = np.zeros(3, np.int32)
@@ -139,6 +151,7 @@ PROGRAMS = [
     (zero_trips, lambda: (RNG.random(4), 0), ()),
     (last_index, lambda: (RNG.random(4),), ()),
     (stacked, lambda: (RNG.random(3).astype(np.float32),), ()),
+    (carried_tuples, lambda: (RNG.random(4), 12), ()),
 ]
 
 
@@ -172,6 +185,7 @@ def test_loops_with_traced_or_long_bounds_are_one_loop_and_short_ones_unrolled()
     assert _loops(stacked, np.zeros(3, np.float32)) == 1
     assert _loops(python_tests, np.zeros(5), 4, static_argnames="n") == 0
     assert _loops(stacked, np.zeros(3, np.float32), unroll=True) == 0
+    assert _loops(carried_tuples, np.zeros(4), 12) == 1
 
 
 def test_a_trip_count_argument_compiles_once_and_the_graph_does_not_grow_with_it():

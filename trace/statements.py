@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from jitc.core.errors import JitcError, TracerError
+from jitc.core.pytree import flatten, leaf_paths, unflatten
 from jitc.core.source import user_loc, where
 from jitc.numpy_api.core import lift
 from jitc.trace import autograph, control
@@ -146,14 +147,14 @@ def _compiled_for(ctx, bounds, body, vals, names, loc):
         raise LoopError("its step is traced; a compiled range() takes a Python int step")
     if step == 0:
         raise ValueError("range() arg 3 must not be zero")
-    keep, merge = _carried(vals)
+    carry = _Carry(vals, names)
 
     def step_fn(i, carried):
-        return _kept(body(i, merge(carried)), keep)
+        return carry.leaves_of(body(i, carry.merge(carried)))
 
-    init = _settled(ctx, step_fn, [vals[k] for k in keep], [names[k] for k in keep], loc, True)
+    init = _settled(ctx, step_fn, carry.leaves, carry.names, loc, True)
     out = control.range_loop(start, stop, step, step_fn, tuple(init), "for")
-    return _merged(vals, names, keep, out, f"it is assigned only inside the loop at {_at(loc)}")
+    return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
 def while_stmt(test, body, vals, names, line, effects):
@@ -174,19 +175,19 @@ def while_stmt(test, body, vals, names, line, effects):
             f"the while loop at {_at(loc)} tests a traced value, so it must compile as one "
             f"loop, but {why}"
         )
-    keep, merge = _carried(vals)
+    carry = _Carry(vals, names)
 
     def step_fn(carried):
-        return _kept(body(merge(carried)), keep)
+        return carry.leaves_of(body(carry.merge(carried)))
 
     try:
-        init = _settled(ctx, step_fn, [vals[k] for k in keep], [names[k] for k in keep], loc)
-        out = control.while_loop(lambda c: test(merge(c)), step_fn, tuple(init))
+        init = _settled(ctx, step_fn, carry.leaves, carry.names, loc)
+        out = control.while_loop(lambda c: test(carry.merge(c)), step_fn, tuple(init))
     except JitcError as e:
         e.add_note(f"jitc: the while loop at {_at(loc)} tests a traced value: one loop")
         raise
     _note(ctx, "%s: the while loop compiles as one loop", _at(loc))
-    return _merged(vals, names, keep, out, f"it is assigned only inside the loop at {_at(loc)}")
+    return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
 def if_stmt(pred, yes, no, vals, names, line, effects):
@@ -195,7 +196,7 @@ def if_stmt(pred, yes, no, vals, names, line, effects):
     if ctx is None or not isinstance(pred, Tracer):
         return yes(vals) if pred else no(vals)
     loc = user_loc()
-    why = _why_python(vals, names, effects)
+    why = _why_python(vals, names, effects, trees=False)
     if why is not None:
         raise LoopError(
             f"the if at {_at(loc)} tests a traced value, so both branches compile, but {why}"
@@ -236,7 +237,11 @@ def if_stmt(pred, yes, no, vals, names, line, effects):
         e.add_note(f"jitc: the if at {_at(loc)} tests a traced value: both branches compile")
         raise
     _note(ctx, "%s: the if compiles both branches", _at(loc))
-    return _merged(vals, names, keep, out, f"only one branch of the if at {_at(loc)} assigns it")
+    why = f"only one branch of the if at {_at(loc)} assigns it"
+    full = [Undefined(n, why) for n in names]
+    for k, v in zip(keep, out):
+        full[k] = v
+    return tuple(full)
 
 
 def python_test(value, statement: str, why: str):
@@ -324,40 +329,54 @@ def _traced_scalar(value) -> bool:
     return isinstance(value, Tracer) and value.shape == ()
 
 
-def _why_python(vals, names, effects) -> str | None:
-    """Why the statement cannot compile as one loop or branch (None: it can)."""
+def _why_python(vals, names, effects, trees=True) -> str | None:
+    """Why the statement cannot compile as one loop or branch (None: it can). `trees`:
+    may a value be a tuple, list or dict of arrays and scalars?"""
     if effects:
         return "its body changes a Python list, dict or set, or prints"
     for name, v in zip(names, vals):
-        if not isinstance(v, (Undefined, *_CARRIABLE)):
-            return f"{name} holds a {type(v).__name__}, which it cannot carry (arrays and scalars)"
+        leaves = flatten(v)[0] if trees and not isinstance(v, Undefined) else [v]
+        for leaf in leaves:
+            if not isinstance(leaf, (Undefined, *_CARRIABLE)):
+                kind = type(leaf).__name__
+                return f"{name} holds a {kind}, which it cannot carry (arrays and scalars)"
     return None
 
 
-def _carried(vals):
-    """(the positions of the values a loop carries, merge(carried) -> all values): a name
-    unbound before the loop is the body's own."""
-    keep = [k for k, v in enumerate(vals) if not isinstance(v, Undefined)]
+class _Carry:
+    """What a compiled loop carries, as leaves: the values of the names bound before it
+    (a name unbound there is the body's own), each an array, a scalar, or a tuple, list
+    or dict of them (an LSTM's state)."""
 
-    def merge(carried):
-        full = list(vals)
-        for k, v in zip(keep, carried):
+    def __init__(self, vals, names):
+        self.vals = vals
+        self.keep = [k for k, v in enumerate(vals) if not isinstance(v, Undefined)]
+        self.leaves, self.tree = flatten([vals[k] for k in self.keep])
+        self.names = [p for k in self.keep for p in leaf_paths(flatten(vals[k])[1], names[k])]
+
+    def merge(self, leaves) -> tuple:
+        """Every value, the carried ones made of `leaves`."""
+        full = list(self.vals)
+        for k, v in zip(self.keep, unflatten(self.tree, list(leaves))):
             full[k] = v
         return tuple(full)
 
-    return keep, merge
+    def leaves_of(self, out) -> tuple:
+        """The carried leaves of the body's values `out`."""
+        leaves, tree = flatten([out[k] for k in self.keep])
+        if tree != self.tree:
+            raise LoopError(
+                f"the body changes the structure of {', '.join(self.names)}; a value a "
+                "compiled loop carries keeps its tuples, lists and dicts"
+            )
+        return tuple(leaves)
 
-
-def _kept(out, keep) -> tuple:
-    return tuple(out[k] for k in keep)
-
-
-def _merged(vals, names, keep, out, why) -> tuple:
-    """The statement's values after it: the carried ones from `out`, the rest Undefined."""
-    full = [Undefined(n, why) for n in names]
-    for k, v in zip(keep, out):
-        full[k] = v
-    return tuple(full)
+    def result(self, names, leaves, why) -> tuple:
+        """The statement's values after it: the carried ones, the rest Undefined."""
+        full = [Undefined(n, why) for n in names]
+        for k, v in zip(self.keep, unflatten(self.tree, list(leaves))):
+            full[k] = v
+        return tuple(full)
 
 
 def _settled(ctx, step_fn, init, names, loc, index=False) -> list:
