@@ -127,6 +127,14 @@ def carried_tuples(x, steps):
     return state, stats
 
 
+def swapping(x, n):
+    """A Python float and an array's element trade places every step."""
+    a, b = 0.5, x[0]
+    for _ in range(n):
+        a, b = b, a
+    return a * x, b * x
+
+
 def stacked(x):
     """A static range longer than unrolled ranges: one loop carrying an int32 array."""
     c = np.zeros(3, np.int32)
@@ -152,6 +160,7 @@ PROGRAMS = [
     (last_index, lambda: (RNG.random(4),), ()),
     (stacked, lambda: (RNG.random(3).astype(np.float32),), ()),
     (carried_tuples, lambda: (RNG.random(4), 12), ()),
+    (swapping, lambda: (RNG.random(3).astype(np.float32), 11), ()),
 ]
 
 
@@ -341,6 +350,85 @@ def test_a_loop_with_python_side_effects_unrolls_if_static_and_is_refused_if_tra
         np.testing.assert_array_equal(g, w)
     with pytest.raises(LoopError, match=r"test_autograph.py:\d+ has traced bounds.*Python list"):
         jitc.jit(appending, backend="reference")(np.ones(2), 12)
+
+
+def traced_step(x, n, step):
+    for i in range(0, n, step):
+        x = x + i
+    return x
+
+
+def zero_step(x, n):
+    for i in range(0, n, 0):
+        x = x + i
+    return x
+
+
+def while_appending(x):
+    seen = []
+    while x.sum() > 1.0:
+        seen.append(x)
+        x = x * 0.5
+    return x, seen
+
+
+def branch_makes_a_list(x):
+    if x.sum() > 0:
+        parts = [x]
+    else:
+        parts = [x * 2.0]
+    return parts
+
+
+def branches_of_two_shapes(x):
+    y = x
+    if x.sum() > 0:
+        y = x[:2]
+    return y
+
+
+def restructured(x, n):
+    state = (x, x)
+    for _ in range(n):
+        state = (state[0] + state[1],)
+    return state
+
+
+def loses_a_value(x, n):
+    a = x
+    for _ in range(n):
+        if x.sum() > 0:
+            t = x * 2.0
+        a = t
+    return a
+
+
+def shrinking(x):
+    while x.sum() > 1.0:
+        x = x[:-1]
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn,args,error,match",
+    [
+        (traced_step, (np.ones(2), 5, 2), LoopError, "step is traced"),
+        (zero_step, (np.ones(2), 5), ValueError, "must not be zero"),
+        (while_appending, (np.ones(2),), LoopError, "while loop at .* changes a Python list"),
+        (branch_makes_a_list, (np.ones(2),), LoopError, "makes a list of a value it carries"),
+        (branches_of_two_shapes, (np.ones(3),), LoopError, r"y has shape \(2,\) in one branch"),
+        (restructured, (np.ones(2), 5), LoopError, "changes the structure of state"),
+        (shrinking, (np.ones(4),), LoopError, "x changes shape from"),
+        (loses_a_value, (np.ones(2), 12), LoopError, "leaves a without a value"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_what_a_compiled_statement_cannot_carry_is_refused_at_its_line(fn, args, error, match):
+    with pytest.raises(error, match=match) as info:
+        jitc.jit(fn, backend="reference")(*args)
+    if error is LoopError:
+        text = str(info.value) + " ".join(getattr(info.value, "__notes__", []))
+        assert "test_autograph.py:" in text, text
 
 
 def growing(x):

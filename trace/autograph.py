@@ -240,7 +240,6 @@ class _Rewrite(ast.NodeTransformer):
             ast.Name(body.name, ast.Load()),
             _values(names),
             _names(names),
-            ast.Constant(node.lineno),
             ast.Constant(effects),
         )
         return [test, body, _assign(names, call, node)]
@@ -266,7 +265,6 @@ class _Rewrite(ast.NodeTransformer):
             ast.Name(no.name, ast.Load()),
             _values(names),
             _names(names),
-            ast.Constant(node.lineno),
             ast.Constant(effects),
         )
         return [yes, no, _assign(names, call, node)]

@@ -157,7 +157,7 @@ def _compiled_for(ctx, bounds, body, vals, names, loc):
     return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
-def while_stmt(test, body, vals, names, line, effects):
+def while_stmt(test, body, vals, names, effects):
     """`while test(vals): vals = body(vals)`: as Python while the test is Python's, then
     as one loop from the first test that is traced."""
     ctx = current_ctx()
@@ -190,7 +190,7 @@ def while_stmt(test, body, vals, names, line, effects):
     return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
-def if_stmt(pred, yes, no, vals, names, line, effects):
+def if_stmt(pred, yes, no, vals, names, effects):
     """`yes(vals) if pred else no(vals)`: Python's choice, or both branches compiled."""
     ctx = current_ctx()
     if ctx is None or not isinstance(pred, Tracer):
@@ -216,7 +216,7 @@ def if_stmt(pred, yes, no, vals, names, line, effects):
     try:
         outs = [_dry(ctx, branch(fn), given, loc) for fn in (yes, no)]
         keep = [k for k in range(len(vals)) if all(o[k] is not None for o in outs)]
-        types = [_joined(names[k], outs[0][k], outs[1][k], loc) for k in keep]
+        types = [_joined(names[k], outs[0][k], outs[1][k]) for k in keep]
         init = [
             _as_type(ctx, vals[k], t) if k in defined else _zeros(ctx, t)
             for k, t in zip(keep, types)
@@ -382,9 +382,10 @@ class _Carry:
 def _settled(ctx, step_fn, init, names, loc, index=False) -> list:
     """`init` as Tracers of the types the step keeps them in: a name the body rebinds to
     another dtype (`s = 0` then `s += x[i]`) is carried in the dtype it has after the first
-    step, as NumPy's value has; a changed shape cannot be carried."""
+    step, as NumPy's value has; a changed shape cannot be carried. The types only rise (a
+    dtype to a common one, weak to strong), so the dry traces end."""
     types = [_type(lift(ctx, x)) for x in init]
-    for _ in range(3):
+    while True:
         out = _dry(ctx, step_fn, init, loc, types, index)
         if out == types:
             return [_as_type(ctx, x, t) for x, t in zip(init, types)]
@@ -397,10 +398,22 @@ def _settled(ctx, step_fn, init, names, loc, index=False) -> list:
                     f"{name} changes shape from {before[0]} to {after[0]} in the body; "
                     "a value a compiled loop carries keeps its shape"
                 )
-            dtype = after[1] if before[2] else np.result_type(before[1], after[1])
-            new.append((after[0], np.dtype(dtype), after[2]))
+            new.append((after[0], _risen(before, after), before[2] and after[2]))
         types = new
-    raise LoopError(f"the dtypes of {', '.join(names)} do not settle over the body's steps")
+
+
+_WEAK = {"b": False, "i": 0, "f": 0.0, "c": 0j}  # a Python scalar of each kind
+
+
+def _risen(before, after) -> np.dtype:
+    """The dtype a carried value keeps across steps that make it `after` from `before`
+    (each (shape, dtype, weak)): a weak one (a Python scalar) takes the body's dtype, a
+    Python scalar the body gives meets the strong one as NumPy 2 promotes them."""
+    if before[2]:
+        return after[1]
+    if after[2]:
+        return np.result_type(before[1], _WEAK[after[1].kind])
+    return np.result_type(before[1], after[1])
 
 
 def _type(t: Tracer) -> tuple:
@@ -425,12 +438,18 @@ def _dry(ctx, fn, init, loc, types=None, index=False) -> list:
                 out = fn(Tracer(scratch, i, weak=True, scalar=True), tuple(stand))
             else:
                 out = fn(tuple(stand))
+            for v in out:
+                if not isinstance(v, (Undefined, *_CARRIABLE)):
+                    raise LoopError(
+                        f"the body makes a {type(v).__name__} of a value it carries "
+                        "(arrays and scalars)"
+                    )
             return [None if isinstance(v, Undefined) else _type(lift(scratch, v)) for v in out]
     finally:
         scratch.closed = True
 
 
-def _joined(name, a, b, loc) -> tuple:
+def _joined(name, a, b) -> tuple:
     """The type a name has after a branch whose two sides give it types a and b."""
     if a[0] != b[0]:
         raise LoopError(
