@@ -135,6 +135,17 @@ def swapping(x, n):
     return a * x, b * x
 
 
+def walrus_test(x):
+    """A `:=` in a while test binds the name where Python binds it: the loop stays
+    Python's (its test is Python's here), and a `:=` in an if test is the function's."""
+    k = 0
+    while (m := k * 2) < 6:
+        k += 1
+    if (s := x.sum()) > 0:
+        x = x * s
+    return x + m + k
+
+
 def stacked(x):
     """A static range longer than unrolled ranges: one loop carrying an int32 array."""
     c = np.zeros(3, np.int32)
@@ -161,6 +172,7 @@ PROGRAMS = [
     (stacked, lambda: (RNG.random(3).astype(np.float32),), ()),
     (carried_tuples, lambda: (RNG.random(4), 12), ()),
     (swapping, lambda: (RNG.random(3).astype(np.float32), 11), ()),
+    (walrus_test, lambda: (RNG.random(3),), ()),
 ]
 
 

@@ -223,6 +223,8 @@ class _Rewrite(ast.NodeTransformer):
     def visit_While(self, node):
         names, effects = _carried(node.body), _effects(node.body)
         why = "an `else` clause" if node.orelse else _stops(node.body) or self._declared(names)
+        if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
+            why = "a `:=` in its test (the test runs as a function of its own)"
         node.body = self.block(node.body)
         node.test = self.visit(node.test)
         if why is not None:
