@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitc
-from jitc.core.errors import TracerError
+from jitc.core.errors import TracerError, UnsupportedError
 from jitc.trace import statements
 from jitc.trace.control import LoopError
 from tests.fresh import run
@@ -281,6 +281,42 @@ class Private:
         for i in range(3):
             x = x * self.__k + i
         return x
+
+
+class Accumulator:
+    def __init__(self):
+        self.total = np.zeros(3)
+
+    def run(self, x, n):
+        """An attribute rebound in the loop: an effect on the object, not a carried name."""
+        for _ in range(n):
+            self.total = self.total + x
+        return self.total
+
+
+def test_a_loop_setting_an_attribute_unrolls_if_static_and_is_refused_if_traced():
+    acc, want = Accumulator(), Accumulator()
+    got = jitc.jit(acc.run, static_argnames="n", backend="reference")(np.ones(3), 12)
+    np.testing.assert_array_equal(got, want.run(np.ones(3), 12))
+    np.testing.assert_array_equal(acc.total, want.total)  # the object, after the call
+    with pytest.raises(LoopError, match="traced bounds.*sets an attribute"):
+        jitc.jit(Accumulator().run, backend="reference")(np.ones(3), 12)
+
+
+def doubles_items(xs, n):
+    """Items of the caller's list replaced: a change to the list itself."""
+    for i in range(n):
+        xs[i % 2] = xs[i % 2] * 2.0
+    return xs[0] + xs[1]
+
+
+def test_a_loop_assigning_items_of_a_python_list_is_refused_not_carried():
+    """Carried, the list would be a new one after the loop and the caller's unchanged; run
+    as Python, the change to an argument's list is jitc's usual refusal."""
+    with pytest.raises(UnsupportedError, match="argument 'xs' was changed while tracing"):
+        jitc.jit(doubles_items, static_argnames="n", backend="reference")([np.ones(2)] * 2, 12)
+    with pytest.raises(LoopError, match="assigns items of the Python list xs"):
+        jitc.jit(doubles_items, backend="reference")([np.ones(2), np.ones(2)], 12)
 
 
 def test_functions_compiled_again_would_differ_run_as_written():

@@ -191,7 +191,7 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_For(self, node):
-        names, effects = _carried(node.body), _effects(node.body)
+        names, effects, written = _carried(node.body), _effects(node.body), _written(node.body)
         ranged = _is_range(node.iter) and isinstance(node.target, ast.Name)
         why = "an `else` clause" if node.orelse else _stops(node.body) or self._declared(names)
         node.body = self.block(node.body)
@@ -215,13 +215,14 @@ class _Rewrite(ast.NodeTransformer):
             ast.Constant(node.target.id),
             _values({node.target.id}),
             ast.Constant(effects),
+            ast.Constant(written),
         )
         index = ast.Name(node.target.id, ast.Store())  # as Python leaves it after the loop
         assign = ast.Assign([ast.Tuple([_tuple(names, ast.Store()), index], ast.Store())], call)
         return [body, _on_line(assign, node)]
 
     def visit_While(self, node):
-        names, effects = _carried(node.body), _effects(node.body)
+        names, effects, written = _carried(node.body), _effects(node.body), _written(node.body)
         why = "an `else` clause" if node.orelse else _stops(node.body) or self._declared(names)
         if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
             why = "a `:=` in its test (the test runs as a function of its own)"
@@ -243,12 +244,13 @@ class _Rewrite(ast.NodeTransformer):
             _values(names),
             _names(names),
             ast.Constant(effects),
+            ast.Constant(written),
         )
         return [test, body, _assign(names, call, node)]
 
     def visit_If(self, node):
         names = _carried(node.body) | _carried(node.orelse)
-        effects = _effects(node.body + node.orelse)
+        effects, written = _effects(node.body + node.orelse), _written(node.body + node.orelse)
         why = _stops(node.body + node.orelse) or self._declared(names)
         node.test = self.visit(node.test)
         node.body = self.block(node.body)
@@ -268,6 +270,7 @@ class _Rewrite(ast.NodeTransformer):
             _values(names),
             _names(names),
             ast.Constant(effects),
+            ast.Constant(written),
         )
         return [yes, no, _assign(names, call, node)]
 
@@ -397,9 +400,26 @@ def _not_nested(target, stmts) -> bool:
     return True
 
 
-def _effects(stmts) -> bool:
-    """Does the block change a Python container or print (done once if traced once)?"""
+def _written(stmts) -> tuple:
+    """The names the block writes items of (`A[i] = v`): an array's is a carried value,
+    a Python list's a change to that list (statements.py tells them apart)."""
+    names = set()
     for n in _walk_scope(stmts):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            base = n.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names.add(base.id)
+    return tuple(sorted(names))
+
+
+def _effects(stmts) -> bool:
+    """Does the block set an attribute, change a Python container or print (done once if
+    traced once)?"""
+    for n in _walk_scope(stmts):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            return True
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Attribute) and f.attr in _EFFECTS:

@@ -96,7 +96,7 @@ def _note(ctx, message, *args) -> None:
     log.info(message, *args)
 
 
-def for_range(range_fn, bounds, body, vals, names, index_name, index, effects):
+def for_range(range_fn, bounds, body, vals, names, index_name, index, effects, written):
     """`for i in range(*bounds): vals = body(i, vals)`, as Python or as one loop:
     (vals, i after the loop). `index`: (i before the loop,)."""
     ctx = current_ctx()
@@ -107,7 +107,7 @@ def for_range(range_fn, bounds, body, vals, names, index_name, index, effects):
     if trips is not None and trips <= UNROLL_AT_MOST:
         return _python_for(range(*bounds), body, vals, index[0])
     loc = user_loc()
-    why = _why_python(vals, names, effects)
+    why = _why_python(vals, names, effects, written)
     if why is None:
         try:
             out = _compiled_for(ctx, bounds, body, vals, names, loc)
@@ -157,7 +157,7 @@ def _compiled_for(ctx, bounds, body, vals, names, loc):
     return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
-def while_stmt(test, body, vals, names, effects):
+def while_stmt(test, body, vals, names, effects, written):
     """`while test(vals): vals = body(vals)`: as Python while the test is Python's, then
     as one loop from the first test that is traced."""
     ctx = current_ctx()
@@ -169,7 +169,7 @@ def while_stmt(test, body, vals, names, effects):
             return vals
         vals = body(vals)
     loc = user_loc()
-    why = _why_python(vals, names, effects)
+    why = _why_python(vals, names, effects, written)
     if why is not None:
         raise LoopError(
             f"the while loop at {_at(loc)} tests a traced value, so it must compile as one "
@@ -190,13 +190,13 @@ def while_stmt(test, body, vals, names, effects):
     return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
 
-def if_stmt(pred, yes, no, vals, names, effects):
+def if_stmt(pred, yes, no, vals, names, effects, written):
     """`yes(vals) if pred else no(vals)`: Python's choice, or both branches compiled."""
     ctx = current_ctx()
     if ctx is None or not isinstance(pred, Tracer):
         return yes(vals) if pred else no(vals)
     loc = user_loc()
-    why = _why_python(vals, names, effects, trees=False)
+    why = _why_python(vals, names, effects, written, trees=False)
     if why is not None:
         raise LoopError(
             f"the if at {_at(loc)} tests a traced value, so both branches compile, but {why}"
@@ -329,12 +329,15 @@ def _traced_scalar(value) -> bool:
     return isinstance(value, Tracer) and value.shape == ()
 
 
-def _why_python(vals, names, effects, trees=True) -> str | None:
-    """Why the statement cannot compile as one loop or branch (None: it can). `trees`:
-    may a value be a tuple, list or dict of arrays and scalars?"""
+def _why_python(vals, names, effects, written=(), trees=True) -> str | None:
+    """Why the statement cannot compile as one loop or branch (None: it can). `written`:
+    the names whose items it assigns; `trees`: may a value be a tuple, list or dict of
+    arrays and scalars?"""
     if effects:
-        return "its body changes a Python list, dict or set, or prints"
+        return "its body sets an attribute, changes a Python list, dict or set, or prints"
     for name, v in zip(names, vals):
+        if name in written and isinstance(v, (list, dict)):
+            return f"it assigns items of the Python {type(v).__name__} {name}"
         leaves = flatten(v)[0] if trees and not isinstance(v, Undefined) else [v]
         for leaf in leaves:
             if not isinstance(leaf, (Undefined, *_CARRIABLE)):
