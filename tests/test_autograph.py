@@ -491,6 +491,23 @@ def growing_a_little(x):
     return x
 
 
+SCALES = {k: 0.5 + k for k in range(12)}
+
+
+def looks_up(x):
+    """A Python dict indexed by the loop index: its index must be Python's, so the loop is
+    unrolled (a traced index is no dict key)."""
+    for i in range(12):
+        x = x * SCALES[i]
+    return x
+
+
+def test_a_loop_whose_body_needs_a_python_index_is_unrolled():
+    np.testing.assert_allclose(
+        jitc.jit(looks_up, backend="reference")(np.ones(2)), looks_up(np.ones(2))
+    )
+
+
 def test_a_loop_that_changes_a_shape_unrolls_within_the_budget_and_is_refused_past_it():
     got = jitc.jit(growing_a_little, backend="reference")(np.ones(2))
     np.testing.assert_array_equal(got, growing_a_little(np.ones(2)))

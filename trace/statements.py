@@ -111,11 +111,11 @@ def for_range(range_fn, bounds, body, vals, names, index_name, index, effects, w
     if why is None:
         try:
             out = _compiled_for(ctx, bounds, body, vals, names, loc)
-        except JitcError as e:
+        except Exception as e:  # noqa: BLE001 - unrolled, a genuine error comes again
             if trips is None:
                 e.add_note(f"jitc: the for loop at {_at(loc)} has traced bounds: one loop")
                 raise
-            why = str(e).split("\n")[0]
+            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         else:
             _note(ctx, "%s: the for loop compiles as one loop", _at(loc))
             why = f"it is the index of the loop at {_at(loc)}, which compiled as one loop"
