@@ -250,3 +250,20 @@ def test_a_loop_is_refused_at_the_users_line():
 
     with pytest.raises(jitc.UnsupportedError, match=r"cuda backend does not run loops.*sim_b"):
         jitc.jit(steps, backend="cuda")(np.ones(4))
+
+
+def test_python_loops_and_branches_run_as_python_on_cuda():
+    """The cuda backend runs no loops yet, so a function's Python loops and branches are
+    traced as Python runs them there (backends.LOOPLESS): a long static range unrolled, a
+    branch on a static argument taken; NumPy running the same function is the oracle."""
+
+    def smooth(x, sharpen):
+        for _ in range(10):
+            x = 0.5 * x + 0.25 * (np.roll(x, 1) + np.roll(x, -1))
+        if sharpen:
+            x = x * 2.0
+        return x
+
+    x = f32(64)
+    got = jitc.jit(smooth, backend="cuda", static_argnames="sharpen")(x, True)
+    np.testing.assert_allclose(got, smooth(x, True), rtol=1e-5)
