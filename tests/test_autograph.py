@@ -7,30 +7,14 @@ import numpy as np
 import pytest
 
 import jitc
+from benchmarks.workloads import cholesky_loops as cholesky  # three loops, an if on indices
 from jitc.core.errors import TracerError, UnsupportedError
 from jitc.trace import statements
 from jitc.trace.control import LoopError
 from tests.fresh import run
-from tests.test_loops import aot_matches_numpy
+from tests.test_loops import aot_matches_numpy, matches_numpy
 
 BACKENDS = ("reference", "cpu")
-
-
-def cholesky(A):
-    """Three loops, the inner two with bounds that follow the outer index, and an if on
-    the index: the loops NumPy code writes for a factorization."""
-    L = np.zeros_like(A)
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(i + 1):
-            s = 0.0
-            for k in range(j):
-                s += L[i, k] * L[j, k]
-            if i == j:
-                L[i, j] = np.sqrt(A[i, i] - s)
-            else:
-                L[i, j] = (A[i, j] - s) / L[j, j]
-    return L
 
 
 def time_steps(u, steps, k):
@@ -176,23 +160,10 @@ PROGRAMS = [
 ]
 
 
-def _leaves(tree):
-    return jitc.core.pytree.flatten(tree)[0]
-
-
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn,make,static", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])
 def test_python_loops_and_branches_match_numpy(fn, make, static, backend):
-    args = make()
-    numpy_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    want = fn(*numpy_args)
-    got = jitc.jit(fn, static_argnames=static, backend=backend)(*mine)
-    for w, g in zip(_leaves(want), _leaves(got)):
-        assert np.asarray(g).dtype == np.asarray(w).dtype
-        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
-    for w, g in zip(numpy_args, mine):  # the caller's arrays after the call
-        np.testing.assert_array_equal(g, w)
+    matches_numpy(fn, make(), static, backend, rtol=1e-12, atol=1e-14)
 
 
 def _loops(fn, *args, **options) -> int:
@@ -541,9 +512,9 @@ def test_a_jitted_function_called_inside_another_compiles_its_loops():
 
 
 def test_a_plain_python_loop_runs_in_a_fresh_process_with_the_default_settings(tmp_path):
-    out = run(
-        tmp_path,
-        """
+    """Twice over one cache directory: cold, then warm (the second process loads what the
+    first compiled)."""
+    script = """
         import numpy as np, jitc
 
         @jitc.jit
@@ -563,6 +534,6 @@ def test_a_plain_python_loop_runs_in_a_fresh_process_with_the_default_settings(t
             got, want = smooth(a, steps), oracle(b, steps)
             assert np.allclose(got, want) and np.array_equal(a, b), (steps, got, want)
         print("ok")
-        """,
-    )
-    assert out.strip() == "ok"
+        """
+    for _ in ("cold", "warm"):
+        assert run(tmp_path, script).strip() == "ok"

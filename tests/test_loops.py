@@ -160,14 +160,19 @@ def _leaves(tree):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fn,make,static", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])
 def test_loops_match_numpy(fn, make, static, backend):
-    args = make()
+    matches_numpy(fn, make(), static, backend, rtol=1e-13, atol=0)
+
+
+def matches_numpy(fn, args, static, backend, rtol, atol):
+    """jitc's call of fn on copies of `args` gives NumPy's values and dtypes, and leaves
+    the caller's arrays as NumPy's run of the same function leaves its copies."""
     numpy_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     want = fn(*numpy_args)
     got = jitc.jit(fn, static_argnames=static, backend=backend)(*mine)
     for w, g in zip(_leaves(want), _leaves(got)):
         assert np.asarray(g).dtype == np.asarray(w).dtype
-        np.testing.assert_allclose(g, w, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
     for w, g in zip(numpy_args, mine):  # the caller's arrays after the call
         np.testing.assert_array_equal(g, w)
 
