@@ -210,12 +210,9 @@ class _Rewrite(ast.NodeTransformer):
             ast.Name("range", ast.Load()),
             ast.Tuple(node.iter.args, ast.Load()),
             ast.Name(body.name, ast.Load()),
-            _values(names),
-            _names(names),
+            *_state(names, effects, written),
             ast.Constant(node.target.id),
             _values({node.target.id}),
-            ast.Constant(effects),
-            ast.Constant(written),
         )
         index = ast.Name(node.target.id, ast.Store())  # as Python leaves it after the loop
         assign = ast.Assign([ast.Tuple([_tuple(names, ast.Store()), index], ast.Store())], call)
@@ -241,10 +238,7 @@ class _Rewrite(ast.NodeTransformer):
             "while_stmt",
             ast.Name(test.name, ast.Load()),
             ast.Name(body.name, ast.Load()),
-            _values(names),
-            _names(names),
-            ast.Constant(effects),
-            ast.Constant(written),
+            *_state(names, effects, written),
         )
         return [test, body, _assign(names, call, node)]
 
@@ -267,10 +261,7 @@ class _Rewrite(ast.NodeTransformer):
             node.test,
             ast.Name(yes.name, ast.Load()),
             ast.Name(no.name, ast.Load()),
-            _values(names),
-            _names(names),
-            ast.Constant(effects),
-            ast.Constant(written),
+            *_state(names, effects, written),
         )
         return [yes, no, _assign(names, call, node)]
 
@@ -450,6 +441,12 @@ def _values(names) -> ast.Call:
     """_jitc_ag.values(locals(), names): each name's value, or Undefined where unbound.
     `locals()` is the enclosing function's own: the call is made in its scope."""
     return _ag_call("values", ast.Call(ast.Name("locals", ast.Load()), [], []), _names(names))
+
+
+def _state(names, effects, written) -> list:
+    """The arguments every statement call ends with: its names' values, the names, and
+    what its body does to Python objects (statements.py decides with them)."""
+    return [_values(names), _names(names), ast.Constant(effects), ast.Constant(written)]
 
 
 def _assign(names, value, at) -> ast.stmt:

@@ -96,7 +96,7 @@ def _note(ctx, message, *args) -> None:
     log.info(message, *args)
 
 
-def for_range(range_fn, bounds, body, vals, names, index_name, index, effects, written):
+def for_range(range_fn, bounds, body, vals, names, effects, written, index_name, index):
     """`for i in range(*bounds): vals = body(i, vals)`, as Python or as one loop:
     (vals, i after the loop). `index`: (i before the loop,)."""
     ctx = current_ctx()
