@@ -11,6 +11,7 @@ from jitc.core.dtypes import check_rank
 from jitc.core.errors import JitcError, ShapeError, UnsupportedError
 from jitc.core.ops import COMPLEX, COMPLEX_REDUCE_KINDS, ELEMENTWISE
 from jitc.core.source import user_loc, where
+from jitc.trace.rebind import current_ctx
 
 _LAZY = None  # (PRIMITIVES, Tracer), imported on first use (both modules import this one)
 
@@ -27,13 +28,30 @@ def _lazy():
     return _LAZY
 
 
+# Ops that can fail at run time (an index out of bounds, a negative integer power, a
+# singular matrix): run where the body runs them, never hoisted out of a loop or a branch
+# that may not run (`if i < n: x = a[i]` must not read a[n]).
+_FALLIBLE = frozenset({"gather", "scatter", "power", "linalg"})
+
+
+def _recorded_in(ctx, op, operands):
+    """The trace an op on `operands` goes into: the deepest of theirs, so that a loop body's
+    op on values of the code around it runs once, before the loop (hoisted), unless it can
+    fail: that one stays in the body tracing it."""
+    for o in operands:
+        if o.ctx.depth > ctx.depth:
+            ctx = o.ctx
+    here = current_ctx()
+    if here is None or here.depth <= ctx.depth:
+        return ctx
+    return here if op in _FALLIBLE else ctx
+
+
 def emit(ctx, op, operands, **attrs):
     """Add `op` to the trace; its type comes from the primitive's rule."""
     primitives, tracer = _lazy()
     loc = user_loc()
-    for o in operands:  # a loop body's op on values of the traces around it: recorded inside
-        if o.ctx.depth > ctx.depth:
-            ctx = o.ctx
+    ctx = _recorded_in(ctx, op, operands)
     if ctx.closed:
         raise JitcError(
             f"a value computed inside a loop body was used after the loop{where(loc)}; "
