@@ -120,10 +120,12 @@ def _traced(ctx, cond_fun, body_fun, init_val, names: list, what: str):
     ]
     for k in kept:  # the caller's array itself, written by every step (as under NumPy)
         dest = _array_of(ctx, leaves[k])
-        if dest is not None:
+        if dest is None:
+            continue
+        if carried[k].buf is not None and carried[k].buf.written:
             _refuse_read_around(step, ctx.graph.nodes[mark:], dest, names[k], what, loc)
             assign(dest, results[k])
-            results[k] = dest
+        results[k] = dest  # unwritten: the array as it was (a branch passing it on)
     return unflatten(tree, results)
 
 
