@@ -104,6 +104,28 @@ def test_reference_tier_then_compiled_tier(tiered_mode):
     assert tiers(tiered_mode) == ["compiled"]
 
 
+def triangular_solve(L, b):
+    """Forward substitution with Python loops: a million scalar steps at n = 1400."""
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def test_a_function_with_a_loop_compiles_before_its_first_call(tiered_mode):
+    """The reference tier would run the loop's steps op by op in Python (a Cholesky of
+    n = 200: 53 s, against 1.5 s to compile): a loop compiles first, then runs."""
+    rng = np.random.default_rng(1)
+    L = np.tril(rng.random((40, 40))) + 40 * np.eye(40)
+    b = rng.random(40)
+    np.testing.assert_allclose(jitc.jit(triangular_solve)(L, b), triangular_solve(L, b), 1e-14)
+    assert "a loop: compiled before the first call" in tiered_mode.text
+    assert tiers(tiered_mode) == []  # not the reference tier
+
+
 class Scaler:
     def __init__(self, w):
         self.w = w
