@@ -20,6 +20,8 @@ KERNEL_FAILURES = (IndexError, ValueError, np.linalg.LinAlgError)
 
 # Which primitives can fail with which kind (the kind: the message the backend reports).
 GATHER, SCATTER, NEGATIVE_POWER, LINALG = "gather", "scatter", "power", "linalg"
+# an index out of bounds in a gather or a scatter: a kernel doing both (a scalar loop)
+INDEX = "index"
 
 # NumPy calls whose failure NumPy reports differently from the primitive's failure: the
 # exception and message to raise instead.
@@ -38,6 +40,8 @@ KINDS = (GATHER, SCATTER, NEGATIVE_POWER, LINALG)
 
 def _can_fail(node: Node, kind: str | None = None) -> bool:
     """Can `node` fail with `kind` (None: with any kind)?"""
+    if kind == INDEX:
+        return node.op in (GATHER, SCATTER)
     if node.op not in KINDS or (kind is not None and node.op != kind):
         return False
     if node.op == NEGATIVE_POWER:

@@ -25,6 +25,7 @@ from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work, launch_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
 from jitc.backends.cpu.plan import Kernel, Program
+from jitc.backends.cpu.scalar_loop import INDEX_ERROR
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.schedule import chain_works
 from jitc.backends.cpu.wide import MAX_NARROW_ARRAYS, Layout
@@ -190,6 +191,7 @@ ERRORS = {
     4: SCATTER_ERROR,
     5: SINGULAR,
     6: NOT_POSITIVE_DEFINITE,
+    7: INDEX_ERROR,
 }
 _KIND = {v: k for k, v in ERRORS.items()}
 # The primitive behind each kind (jitc.core.failures names the nodes that can fail so).
@@ -199,6 +201,7 @@ FAILURE_OF = {
     SCATTER_ERROR: failures.SCATTER,
     SINGULAR: failures.LINALG,
     NOT_POSITIVE_DEFINITE: failures.LINALG,
+    INDEX_ERROR: failures.INDEX,
 }
 # The state vector's header: where its tables are (see emit).
 # FAILED: where the driver notes the launch-table position of a launch that failed;

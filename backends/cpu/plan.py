@@ -26,6 +26,7 @@ import numpy as np
 from jitc.backends.cpu import dot as dots
 from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
+from jitc.backends.cpu.scalar_loop import scalar_loop
 from jitc.backends.cpu.scan import scan_source
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.backends.cpu.scatter import scatter_source
@@ -594,6 +595,8 @@ class Planner:
         for init, buf in zip(inits, carried):
             if self.loc[init].start != buf.start:
                 self._copy(self.loc[init], buf)
+        if self._scalar_loop(n, carried):
+            return
         done = self._branch(self.loc[flag0], False)
         top = len(self.kernels)
         run_step(carried, staged)
@@ -605,6 +608,23 @@ class Planner:
         for new, buf in zip(staged, carried):
             self._copy(new, buf)
         done.branch = finished.branch = (False, len(self.kernels))
+
+    def _scalar_loop(self, n: Node, carried: list[Buf]) -> bool:
+        """The whole loop as one kernel where its steps are scalar work (scalar_loop.py);
+        False where they are not, or where an array it reads shares a carried buffer."""
+        k = n.attrs["carried"]
+        reads = [self.loc[v] for v in n.operands[:1] + n.operands[1 + k :]]
+        if any(_overlap(r, c) for r in reads[1:] for c in carried):
+            return False
+        kb = _KernelBuilder()
+        loop = scalar_loop(n, [(b.shape, b.dtype) for b in carried], kb.sz)
+        if loop is None:
+            return False
+        kb.add(loop.source, [_flat(b) for b in reads], [_flat(b) for b in carried])
+        kb.error = loop.error
+        kb.sites = failures.sites(n.subgraph)
+        self.kernels.append(kb.kernel(1, 1))
+        return True
 
     def _node_kernels(self, n: Node, outs: list):
         if n.op == "while":
@@ -661,6 +681,19 @@ class Planner:
             self.kernels,
             tuple(sorted(p for p, _ in self.inout.values())),
         )
+
+
+def _flat(buf: Buf) -> Buf:
+    return buf.viewed((int(np.prod(buf.shape, dtype=np.int64)),))
+
+
+def _overlap(a: Buf, b: Buf) -> bool:
+    """Do the bytes of `a` and `b` overlap? (A temp's index is where it starts in the arena.)"""
+    if a.source != b.source or (a.source != "temp" and a.index != b.index):
+        return False
+    start_a, start_b = a.offset + (a.index if a.source == "temp" else 0), b.offset
+    start_b += b.index if b.source == "temp" else 0
+    return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
 
 
 def relocated(kernel: Kernel, placed, shift: int) -> Kernel:

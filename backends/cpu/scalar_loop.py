@@ -1,0 +1,290 @@
+"""A loop of scalar work as one kernel, its loops inside: `while flag: step` with every
+step (nested loops included) compiled into one numba function, as numba compiles the same
+Python source.
+
+The driver runs any loop as kernels per step (plan.py `_while`); a step of a few scalar
+kernels (Cholesky's `s += L[i, k] * L[j, k]`) then costs a microsecond of launches per
+trip where numba spends a nanosecond. A loop whose values are all scalars, except arrays it
+reads by one index (gather) and arrays it carries and writes one element at a time
+(scatter), is emitted here instead: scalars are locals, carried arrays are written in
+place. Whether that is the loop's meaning is checked, not assumed: every array value is a
+version of one buffer, and a read of a version that a write has since replaced, a write
+into a buffer the loop does not carry, or a carried array that its step does not hand back
+as the buffer's newest version makes the loop ineligible (the driver's per-step kernels
+then run it). Anything else that is not scalar work (a vector op, a dot, a sort) does too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from jitc.backends.cpu.loops import Sizes
+from jitc.backends.cpu.lowering import TYPE_NAMES, literal, load, lower_elementwise, store
+from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
+from jitc.core import ops
+from jitc.core.errors import UnsupportedError
+from jitc.core.ir import Graph, Node
+
+GATHER_FAILURE = "raise IndexError('gather index out of bounds for axis 0')"
+SCATTER_FAILURE = "raise IndexError('scatter index out of bounds')"
+GATHER_ERROR = ("IndexError", "index out of bounds in integer-array indexing (gather)")
+# a kernel reports one kind of failure: a loop that reads and writes by index, either
+INDEX_ERROR = ("IndexError", "index out of bounds in integer-array indexing or assignment")
+
+
+class NotScalar(Exception):
+    """The loop does work this emitter does not compile as scalar code (internal)."""
+
+
+@dataclass(frozen=True)
+class Scalar:
+    expr: str  # a local or a literal: evaluated when it was made
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Array:
+    """A version of buffer `key`, passed flat as `name`, read as `shape`."""
+
+    name: str
+    key: object
+    version: int
+    shape: tuple
+    dtype: np.dtype
+
+
+@dataclass
+class ScalarLoop:
+    source: str  # def BODY(flag0, invariants..., carried..., lo, hi, n)
+    raises: frozenset  # "gather", "scatter": the failures the body can raise
+
+    @property
+    def error(self) -> tuple | None:
+        """(exception class name, message) of the kernel's failure (plan.Kernel.error)."""
+        if len(self.raises) == 2:
+            return INDEX_ERROR
+        if self.raises:
+            return GATHER_ERROR if "gather" in self.raises else SCATTER_ERROR
+        return None
+
+
+class _Emitter:
+    def __init__(self, sizes: Sizes):
+        self.sz = sizes
+        self.lines: list[str] = []
+        self.depth = 1
+        self.count = 0
+        self.constants: dict = {}  # (dtype, value) -> its local, hoisted to the top
+        self.constant_lines: list[str] = []
+        self.current: dict = {}  # buffer key -> its newest version
+        self.versions = 0
+        self.writable: frozenset = frozenset()  # keys the innermost loop carries
+        self.raises: set = set()
+
+    def line(self, text: str):
+        self.lines.append("    " * self.depth + text)
+
+    def fresh(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def new_version(self, key) -> int:
+        self.versions += 1
+        self.current[key] = self.versions
+        return self.versions
+
+    def newest(self, a: Array) -> Array:
+        if self.current.get(a.key) != a.version:
+            raise NotScalar("reads an array version a write has replaced")
+        return a
+
+    def scalar(self, entry) -> str:
+        """`entry` as a scalar expression: a one-element array is read now."""
+        if isinstance(entry, Scalar):
+            return entry.expr
+        if not isinstance(entry, Array) or int(np.prod(entry.shape, dtype=np.int64)) != 1:
+            raise NotScalar("an array where a scalar is computed")
+        var = self.fresh("v")
+        self.line(f"{var} = {load(entry.dtype, f'{self.newest(entry).name}[0]')}")
+        return var
+
+    def constant(self, value, dtype) -> str:
+        """A scalar constant, read into a local at the top. Floats and int64s come from the
+        size vector (loops.Sizes), so that shapes differing only in extents share the
+        compiled code; but 0 and ±1 stay literals: the starts and steps LLVM must see to
+        know a loop index for one."""
+        dtype = np.dtype(dtype)
+        if dtype.kind == "b":
+            return literal(value, dtype)
+        key = (dtype, value.tobytes())
+        if key not in self.constants:
+            if dtype == np.int64 and abs(int(value)) > 1:
+                expr = f"np.int64({self.sz(int(value))})"
+            elif dtype in (np.float64, np.float32):
+                expr = self.sz.scalar(value, dtype)
+            else:
+                expr = literal(value, dtype)
+            name = f"k{len(self.constants)}"
+            self.constants[key] = name
+            self.constant_lines.append(f"    {name} = {expr}")
+        return self.constants[key]
+
+    # -- graphs
+    def graph(self, g: Graph, params: list) -> list:
+        env = {p: params[p.attrs["index"]] for p in g.params}
+        for n in g.nodes:
+            if n.op != "parameter":
+                env[n] = self.node(n, [env[o] for o in n.operands])
+        return [env[o] for o in g.outputs]
+
+    def node(self, n: Node, args: list):
+        op = n.op
+        if op == "constant":
+            if n.size != 1:
+                raise NotScalar("an array constant")
+            return Scalar(self.constant(n.attrs["value"].reshape(())[()], n.dtype), n.dtype)
+        if op in ops.ELEMENTWISE:
+            return self.elementwise(n, args)
+        if op == "reshape" and isinstance(args[0], Array):
+            return replace(self.newest(args[0]), shape=n.shape)
+        if op in ("reshape", "broadcast_in_dim") and n.size == 1:
+            return Scalar(self.scalar(args[0]), n.dtype)
+        if op == "gather":
+            return self.gather(n, *args)
+        if op == "scatter":
+            return self.scatter(n, *args)
+        if op == "get":
+            return args[0][n.attrs["index"]]
+        if op == "fusion" and n.attrs["kind"] == "loop":
+            outs = self.graph(n.subgraph, args)
+            return tuple(outs) if n.tuple_types is not None else outs[0]
+        if op == "while":
+            return self.loop(n, args)
+        raise NotScalar(f"{op} is not scalar work")
+
+    def elementwise(self, n: Node, args: list) -> Scalar:
+        operands = n.operands
+        if n.op == "power" and n.dtype.kind == "i":
+            raise NotScalar("an integer power can fail (kernel failure kinds: one per kernel)")
+        exprs = [self.scalar(a) for a in args]
+        dtype = operands[-1].dtype if n.op == "select" else operands[0].dtype
+        try:
+            expr = lower_elementwise(n.op, dtype, n.dtype, exprs, n.attrs)
+        except UnsupportedError as e:
+            raise NotScalar(str(e)) from None
+        var = self.fresh("v")
+        self.line(f"{var} = {expr}")
+        return Scalar(var, n.dtype)
+
+    def _index(self, index, size: int, failure: str) -> str:
+        """A bounds-checked flat index into an axis of `size` (a negative one wraps)."""
+        k, extent = self.fresh("i"), self.sz(size)
+        self.line(f"{k} = np.int64({self.scalar(index)})")
+        self.line(f"if {k} < 0:")
+        self.line(f"    {k} += {extent}")
+        self.line(f"if {k} < 0 or {k} >= {extent}:")
+        self.line(f"    {failure}")
+        return k
+
+    def gather(self, n: Node, x, index) -> Scalar:
+        if not isinstance(x, Array) or len(x.shape) != 1 or n.shape != ():
+            raise NotScalar("a gather of more than one element")
+        k = self._index(index, x.shape[0], GATHER_FAILURE)
+        self.raises.add("gather")
+        var = self.fresh("v")
+        self.line(f"{var} = {load(x.dtype, f'{self.newest(x).name}[{k}]')}")
+        return Scalar(var, n.dtype)
+
+    def scatter(self, n: Node, base, index, update) -> Array:
+        if not isinstance(base, Array) or len(base.shape) != 1 or n.operands[1].size != 1:
+            raise NotScalar("a scatter of more than one element")
+        if base.key not in self.writable:
+            raise NotScalar("a write into an array the loop does not carry")
+        self.newest(base)
+        value = self.scalar(update)
+        k = self._index(index, base.shape[0], SCATTER_FAILURE)
+        self.raises.add("scatter")
+        at = f"{base.name}[{k}]"
+        mode = n.attrs["mode"]
+        if mode != "set":
+            value = lower_elementwise(mode, n.dtype, n.dtype, [load(n.dtype, at), value], {})
+        self.line(f"{at} = {store(n.dtype, value)}")
+        return Array(base.name, base.key, self.new_version(base.key), n.shape, n.dtype)
+
+    def loop(self, n: Node, args: list) -> tuple:
+        k = n.attrs["carried"]
+        flag0, inits, invariants = args[0], args[1 : 1 + k], args[1 + k :]
+        keys = [a.key for a in inits if isinstance(a, Array)]
+        if len(set(keys)) != len(keys) or not set(keys) <= self.writable:
+            raise NotScalar("carries an array it may not write")
+        if any(isinstance(a, Array) and a.key in keys for a in invariants):
+            raise NotScalar("reads the array it carries as it was before the loop")
+        state = []
+        for init in inits:
+            if isinstance(init, Array):
+                self.newest(init)
+                state.append(replace(init, version=self.new_version(init.key)))
+            else:
+                var = self.fresh("c")
+                self.line(f"{var} = {_cast(self.scalar(init), init.dtype)}")
+                state.append(Scalar(var, init.dtype))
+        flag = self.fresh("f")
+        self.line(f"{flag} = {self.scalar(flag0)}")
+        self.line(f"while {flag}:")
+        self.depth += 1
+        outer, self.writable = self.writable, frozenset(keys)
+        outs = self.graph(n.subgraph, state + list(invariants))
+        names, values = [], []
+        for now, out in zip(state, outs[:k]):
+            if isinstance(now, Array):
+                if not (isinstance(out, Array) and out.key == now.key):
+                    raise NotScalar("a carried array's step result is another buffer")
+                self.newest(out)
+            else:
+                names.append(now.expr)
+                values.append(_cast(self.scalar(out), now.dtype))
+        names.append(flag)
+        values.append(self.scalar(outs[k]))
+        self.line(f"{', '.join(names)} = {', '.join(values)}")
+        self.writable = outer
+        self.depth -= 1
+        return tuple(
+            replace(s, version=self.new_version(s.key)) if isinstance(s, Array) else s
+            for s in state
+        )
+
+
+def _cast(expr: str, dtype) -> str:
+    """`expr` typed as `dtype`, so a carried local keeps one type around the loop."""
+    return f"{TYPE_NAMES[np.dtype(dtype)]}({expr})"
+
+
+def scalar_loop(n: Node, carried_shapes: list, sizes: Sizes) -> ScalarLoop | None:
+    """The body computing the `while` node `n` in one kernel, or None where its step is not
+    scalar work. Its arrays, all passed flat: the first test's flag, the invariants, then
+    the carried values (in and out: their initial values are there before the call)."""
+    k = n.attrs["carried"]
+    em = _Emitter(sizes)
+    names = ["flag0"] + [f"invariant{j}" for j in range(len(n.operands) - 1 - k)]
+    names += [f"carried{j}" for j in range(k)]
+    args = [Array("flag0", "flag0", 0, (1,), np.dtype(np.bool_))]
+    for j, (shape, dtype) in enumerate(carried_shapes):
+        args.append(Array(f"carried{j}", ("carried", j), 0, tuple(shape), np.dtype(dtype)))
+    for j, v in enumerate(n.operands[1 + k :]):
+        args.append(Array(f"invariant{j}", ("invariant", j), 0, v.shape, v.dtype))
+    for a in args:
+        em.current[a.key] = 0
+    inits = [a if a.shape != () else Scalar(em.scalar(a), a.dtype) for a in args[1 : 1 + k]]
+    em.writable = frozenset(a.key for a in inits if isinstance(a, Array))
+    try:
+        results = em.loop(n, [args[0]] + inits + args[1 + k :])
+    except NotScalar:
+        return None
+    for j, r in enumerate(results):
+        if isinstance(r, Scalar):
+            em.line(f"carried{j}[0] = {store(r.dtype, r.expr)}")
+    header = f"def BODY({', '.join(names)}, lo, hi, n):"
+    source = "\n".join([header] + em.constant_lines + em.lines) + "\n"
+    return ScalarLoop(source, frozenset(em.raises))

@@ -1,0 +1,208 @@
+"""Loops of scalar work compiled into one kernel with the loops inside (issue 36, lowering:
+backends/cpu/scalar_loop.py), written as NumPy users write them. NumPy running the same
+function is the oracle; the program is checked to hold one loop kernel and no per-step
+branches where the loop is scalar work, and the driver's per-step kernels where it is not."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import jitc
+from backends.cpu.executable import CpuExecutable
+from backends.cpu.loops import Sizes
+from backends.cpu.scalar_loop import scalar_loop
+from benchmarks.workloads import cholesky_loops
+from jitc.core.ir_text import parse_graph
+from tests.test_loops import matches_numpy
+
+RNG = np.random.default_rng(36)
+
+
+def prefix_sums(a):
+    """Each step reads what the step before wrote into the same array."""
+    out = np.empty_like(a)
+    out[0] = a[0]
+    for k in range(1, a.shape[0]):
+        out[k] = out[k - 1] + a[k]
+    return out
+
+
+def collatz_steps(n):
+    """Integer scalars only: a while on a traced test, an if inside it."""
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def bisect_sqrt(c, tol):
+    """Float scalars carried by a while, max() of a traced value."""
+    lo, hi = 0.0, max(c, 1.0)
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if mid * mid > c:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def counts_of(bins, idx):
+    """`counts[b] += 1`: a read and a write of the same element per step, int64."""
+    counts = np.zeros(bins, dtype=np.int64)
+    for k in range(idx.shape[0]):
+        counts[idx[k]] += 1
+    return counts
+
+
+def float32_decay(x, steps):
+    """float32 arrays: the carried element keeps NumPy's float32 rounding."""
+    for t in range(steps):
+        x[t % x.shape[0]] = x[t % x.shape[0]] * np.float32(0.5) + np.float32(1.0)
+    return x
+
+
+def _spd(n):
+    m = RNG.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+CASES = [
+    (cholesky_loops, lambda: (_spd(24),), ()),
+    (prefix_sums, lambda: (RNG.standard_normal(50),), ()),
+    (collatz_steps, lambda: (27,), ()),
+    (bisect_sqrt, lambda: (2.0, 1e-12), ()),
+    (counts_of, lambda: (7, RNG.integers(-7, 7, 40)), ("bins",)),
+    (float32_decay, lambda: (RNG.random(5, dtype=np.float32), 23), ()),
+]
+
+
+def _loop_kernels(fn, args, static=()):
+    """(kernels computing a whole loop, loop branches the driver runs) of fn's program."""
+    lowered = jitc.jit(fn, static_argnames=static).lower(*args)
+    kernels = lowered.compile("cpu").executable.program.kernels
+    whole = [k for k in kernels if any("while " in b.source for b in k.bodies)]
+    return len(whole), sum(k.branch is not None for k in kernels)
+
+
+@pytest.mark.parametrize("fn, make, static", CASES, ids=[c[0].__name__ for c in CASES])
+def test_scalar_loops_run_as_one_kernel_and_match_numpy(fn, make, static):
+    matches_numpy(fn, make(), static, "cpu", 1e-13, 0)
+    assert _loop_kernels(fn, make(), static) == (1, 0)
+
+
+def jacobi_sweeps(u, sweeps):
+    for _ in range(sweeps):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:])
+    return u
+
+
+def test_a_loop_of_vector_work_runs_per_step_kernels():
+    args = (RNG.random(30), 12)
+    matches_numpy(jacobi_sweeps, args, (), "cpu", 1e-13, 0)
+    whole, branches = _loop_kernels(jacobi_sweeps, args)
+    assert whole == 0 and branches > 0
+
+
+def read_past(a, n):
+    s = 0.0
+    for k in range(n):
+        s += a[k]
+    return s
+
+
+def write_past(out, n):
+    for k in range(n):
+        out[k] = k * 2.0
+    return out
+
+
+def copy_past(a, out, n):
+    for k in range(n):
+        out[k] = a[k] + 1.0
+    return out
+
+
+def _line(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize(
+    "fn, args, what, text",
+    [
+        (read_past, lambda: (np.ones(5), 6), r"indexing \(gather\)", "s += a[k]"),
+        (write_past, lambda: (np.ones(5), 6), r"assignment \(scatter\)", "out[k] ="),
+        (copy_past, lambda: (np.ones(5), np.ones(9), 6), "indexing or assignment", "out[k] ="),
+    ],
+    ids=["read", "write", "read_and_write"],
+)
+def test_an_index_out_of_bounds_in_a_scalar_loop_names_the_line(fn, args, what, text):
+    with pytest.raises(IndexError):  # NumPy's verdict
+        fn(*args())
+    with pytest.raises(IndexError, match=rf"{what} in .*test_scalar_loop.py:{_line(fn, text)}"):
+        jitc.jit(fn)(*args())
+
+
+def guarded_read(a, i):
+    r = 0.0
+    if i < a.shape[0]:
+        r = a[i] * 2.0
+    return r
+
+
+def zero_trip_read(a, i, n):
+    s = 0.0
+    for _ in range(n):
+        s += a[i]
+    return s
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_a_read_in_a_branch_not_taken_or_a_loop_not_run_does_not_fail(backend):
+    """The read stays inside the body that may not run (it used to be hoisted out of it,
+    and raised IndexError where NumPy never reads)."""
+    a = np.arange(5.0)
+    matches_numpy(guarded_read, (a, 10), (), backend, 0, 0)
+    matches_numpy(guarded_read, (a, 3), (), backend, 0, 0)
+    matches_numpy(zero_trip_read, (a, 10, 0), (), backend, 0, 0)
+
+
+# One step: x[i] = 1, then x[0] = the x[i] from before that write. A kernel writing x in
+# place would read the new x[i]: the emitter must refuse the loop, the driver run it.
+OLD_VERSION_READ = """
+graph reads_old(%0: f64[4], %1: s64[]) {
+  %2 = pred[] constant(), value={true}
+  %3 = (f64[4]) while(%2, %0, %1), carried=1 {
+    graph reads_old_step(%0: f64[4], %1: s64[]) {
+      %2 = f64[] constant(), value={1.0}
+      %3 = f64[4] scatter(%0, %1, %2), axis=0, mode=set
+      %4 = f64[] gather(%0, %1), axis=0
+      %5 = s64[] constant(), value={0}
+      %6 = f64[4] scatter(%3, %5, %4), axis=0, mode=set
+      %7 = pred[] constant(), value={false}
+      return (%6, %7)
+    }
+  }
+  %4 = f64[4] get(%3), index=0
+  return (%4)
+}
+"""
+
+
+def test_a_step_reading_an_element_it_overwrote_is_not_one_kernel():
+    g = parse_graph(OLD_VERSION_READ)
+    (loop,) = [n for n in g.nodes if n.op == "while"]
+    assert scalar_loop(loop, [((4,), np.dtype(np.float64))], Sizes()) is None
+    x = np.array([5.0, 6.0, 7.0, 8.0])
+    want = x.copy()
+    old = want[2]
+    want[2] = 1.0
+    want[0] = old
+    (got,) = CpuExecutable(g)(x, np.int64(2))
+    np.testing.assert_array_equal(got, want)
