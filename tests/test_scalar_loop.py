@@ -14,7 +14,7 @@ from backends.cpu.loops import Sizes
 from backends.cpu.scalar_loop import scalar_loop
 from benchmarks.workloads import cholesky_loops
 from jitc.core.ir_text import parse_graph
-from tests.test_loops import matches_numpy
+from tests.test_loops import aot_matches_numpy, matches_numpy
 
 RNG = np.random.default_rng(36)
 
@@ -206,3 +206,7 @@ def test_a_step_reading_an_element_it_overwrote_is_not_one_kernel():
     want[0] = old
     (got,) = CpuExecutable(g)(x, np.int64(2))
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_scalar_loop_compiles_ahead_of_time_into_the_object(tmp_path):
+    aot_matches_numpy(cholesky_loops, ("f64[16,16]",), lambda: (_spd(16),), tmp_path)
