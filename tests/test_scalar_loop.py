@@ -67,6 +67,17 @@ def float32_decay(x, steps):
     return x
 
 
+def walk_back(a, steps):
+    """An int carried from 0 that is no loop index (it counts down): its negative values
+    index from the end, as NumPy's do."""
+    k = 0
+    s = 0.0
+    for _ in range(steps):
+        s += a[k] * (k - 0.5)
+        k -= 1
+    return s, k
+
+
 def _spd(n):
     m = RNG.standard_normal((n, n))
     return m @ m.T + n * np.eye(n)
@@ -79,6 +90,7 @@ CASES = [
     (bisect_sqrt, lambda: (2.0, 1e-12), ()),
     (counts_of, lambda: (7, RNG.integers(-7, 7, 40)), ("bins",)),
     (float32_decay, lambda: (RNG.random(5, dtype=np.float32), 23), ()),
+    (walk_back, lambda: (RNG.random(9), 9), ()),
 ]
 
 

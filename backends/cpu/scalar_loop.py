@@ -42,6 +42,12 @@ class NotScalar(Exception):
 class Scalar:
     expr: str  # a local or a literal: evaluated when it was made
     dtype: np.dtype
+    value: object = None  # an int or bool the emitter knows it to be
+    # never negative: a loop index counting up from 0 or more (`index`), a constant, or sums
+    # and products of those (as the Python ints they are under NumPy, which do not wrap)
+    nonneg: bool = False
+    index: bool = False
+    counts: str | None = None  # the loop index local this is that local + a positive int
 
 
 @dataclass(frozen=True)
@@ -144,7 +150,10 @@ class _Emitter:
         if op == "constant":
             if n.size != 1:
                 raise NotScalar("an array constant")
-            return Scalar(self.constant(n.attrs["value"].reshape(())[()], n.dtype), n.dtype)
+            value = n.attrs["value"].reshape(())[()]
+            known = value.item() if n.dtype.kind in "biu" else None
+            nonneg = n.dtype.kind in "iu" and known >= 0
+            return Scalar(self.constant(value, n.dtype), n.dtype, value=known, nonneg=nonneg)
         if op in ops.ELEMENTWISE:
             return self.elementwise(n, args)
         if op == "reshape" and isinstance(args[0], Array):
@@ -168,6 +177,10 @@ class _Emitter:
         operands = n.operands
         if n.op == "power" and n.dtype.kind == "i":
             raise NotScalar("an integer power can fail (kernel failure kinds: one per kernel)")
+        if all(isinstance(a, Scalar) for a in args):
+            known = _folded(n, args)
+            if known is not None:
+                return known
         exprs = [self.scalar(a) for a in args]
         dtype = operands[-1].dtype if n.op == "select" else operands[0].dtype
         try:
@@ -176,14 +189,15 @@ class _Emitter:
             raise NotScalar(str(e)) from None
         var = self.fresh("v")
         self.line(f"{var} = {expr}")
-        return Scalar(var, n.dtype)
+        return Scalar(var, n.dtype, nonneg=_nonneg(n, args), counts=_counted(n, args))
 
     def _index(self, index, size: int, failure: str) -> str:
         """A bounds-checked flat index into an axis of `size` (a negative one wraps)."""
         k, extent = self.fresh("i"), self.sz(size)
         self.line(f"{k} = np.int64({self.scalar(index)})")
-        self.line(f"if {k} < 0:")
-        self.line(f"    {k} += {extent}")
+        if not (isinstance(index, Scalar) and index.nonneg):
+            self.line(f"if {k} < 0:")
+            self.line(f"    {k} += {extent}")
         self.line(f"if {k} < 0 or {k} >= {extent}:")
         self.line(f"    {failure}")
         return k
@@ -214,6 +228,26 @@ class _Emitter:
         return Array(base.name, base.key, self.new_version(base.key), n.shape, n.dtype)
 
     def loop(self, n: Node, args: list) -> tuple:
+        """The loop, its carried int64s that start at 0 or more taken for loop indices; a
+        step that does not count one of them up by a positive constant is emitted again
+        without that one (the emitter's state restored)."""
+        inits = args[1 : 1 + n.attrs["carried"]]
+        indices = {
+            j
+            for j, a in enumerate(inits)
+            if isinstance(a, Scalar) and a.dtype == np.int64 and (a.index or _at_least_0(a.value))
+        }
+        while True:
+            saved = (len(self.lines), dict(self.current), set(self.raises), self.writable)
+            results, counted = self._loop(n, args, indices)
+            if counted >= indices:
+                return results
+            indices &= counted
+            del self.lines[saved[0] :]
+            self.current, self.raises, self.writable = saved[1:]
+
+    def _loop(self, n: Node, args: list, indices: set) -> tuple:
+        """(the loop's results, which of `indices` its step counts up)."""
         k = n.attrs["carried"]
         flag0, inits, invariants = args[0], args[1 : 1 + k], args[1 + k :]
         keys = [a.key for a in inits if isinstance(a, Array)]
@@ -222,14 +256,15 @@ class _Emitter:
         if any(isinstance(a, Array) and a.key in keys for a in invariants):
             raise NotScalar("reads the array it carries as it was before the loop")
         state = []
-        for init in inits:
+        for j, init in enumerate(inits):
             if isinstance(init, Array):
                 self.newest(init)
                 state.append(replace(init, version=self.new_version(init.key)))
             else:
                 var = self.fresh("c")
                 self.line(f"{var} = {_cast(self.scalar(init), init.dtype)}")
-                state.append(Scalar(var, init.dtype))
+                index = j in indices
+                state.append(Scalar(var, init.dtype, nonneg=index, index=index))
         flag = self.fresh("f")
         self.line(f"{flag} = {self.scalar(flag0)}")
         self.line(f"while {flag}:")
@@ -250,10 +285,79 @@ class _Emitter:
         self.line(f"{', '.join(names)} = {', '.join(values)}")
         self.writable = outer
         self.depth -= 1
-        return tuple(
+        counted = {
+            j
+            for j, (now, out) in enumerate(zip(state, outs))
+            if isinstance(out, Scalar) and now.index and out.counts == now.expr
+        }
+        results = tuple(
             replace(s, version=self.new_version(s.key)) if isinstance(s, Array) else s
             for s in state
         )
+        return results, counted
+
+
+def _known(value, dtype) -> Scalar:
+    return Scalar(literal(value, dtype), np.dtype(dtype), value=value)
+
+
+def _folded(n: Node, args: list) -> Scalar | None:
+    """`n` on `args` where what the emitter knows decides it, else None: the wrap of a
+    negative index tested on a loop index (never negative), and what that leaves (adding
+    or multiplying by 0, or-ing with False, a select on a known bool). So a loop over
+    `A[i, k]` keeps the bound checks only, as numba's own loop over it does."""
+    op, known = n.op, [a.value for a in args]
+    if op == "select" and known[0] is not None:
+        return args[1] if known[0] else args[2]
+    if n.dtype.kind == "b":
+        if op == "less" and args[0].nonneg and known[1] == 0:
+            return _known(False, n.dtype)
+        if op in ("bitwise_or", "logical_or"):
+            if known[0] is False or args[0].expr == args[1].expr:
+                return args[1]
+            if known[1] is False:
+                return args[0]
+        if op == "logical_not" and known[0] is not None:
+            return _known(not known[0], n.dtype)
+        return None
+    if n.dtype.kind not in "iu":
+        return None
+    if op == "convert" and known[0] is not None:
+        return replace(_known(int(known[0]), n.dtype), nonneg=int(known[0]) >= 0)
+    if op == "multiply" and 0 in known:
+        return _known(0, n.dtype)
+    if op == "add" and args[0].dtype == args[1].dtype == n.dtype:
+        if known[0] == 0:
+            return args[1]
+        if known[1] == 0:
+            return args[0]
+    return None
+
+
+def _at_least_0(value) -> bool:
+    return value is not None and value >= 0
+
+
+def _nonneg(n: Node, args: list) -> bool:
+    if n.dtype.kind not in "iu" or not all(isinstance(a, Scalar) for a in args):
+        return False
+    if n.op in ("add", "multiply"):
+        return all(a.nonneg for a in args)
+    if n.op == "select":
+        return args[1].nonneg and args[2].nonneg
+    if n.op == "convert":
+        return args[0].dtype.kind == "b" or args[0].nonneg
+    return False
+
+
+def _counted(n: Node, args: list) -> str | None:
+    """The loop index local `n` counts up from (`i + 1`), if it does."""
+    if n.op != "add" or n.dtype != np.int64:
+        return None
+    for x, y in (args, args[::-1]):
+        if isinstance(x, Scalar) and isinstance(y, Scalar) and x.index and (y.value or 0) > 0:
+            return x.expr
+    return None
 
 
 def _cast(expr: str, dtype) -> str:
@@ -276,10 +380,14 @@ def scalar_loop(n: Node, carried_shapes: list, sizes: Sizes) -> ScalarLoop | Non
         args.append(Array(f"invariant{j}", ("invariant", j), 0, v.shape, v.dtype))
     for a in args:
         em.current[a.key] = 0
-    inits = [a if a.shape != () else Scalar(em.scalar(a), a.dtype) for a in args[1 : 1 + k]]
-    em.writable = frozenset(a.key for a in inits if isinstance(a, Array))
     try:
-        results = em.loop(n, [args[0]] + inits + args[1 + k :])
+        for j, v in enumerate(n.operands):
+            if v.op == "constant" and v.size == 1:  # known: the start of a loop index
+                args[j] = em.node(v, [])
+            elif 1 <= j <= k and v.shape == ():
+                args[j] = Scalar(em.scalar(args[j]), v.dtype)
+        em.writable = frozenset(a.key for a in args[1 : 1 + k] if isinstance(a, Array))
+        results = em.loop(n, args)
     except NotScalar:
         return None
     for j, r in enumerate(results):
