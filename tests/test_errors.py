@@ -640,3 +640,25 @@ def test_runtime_failure_names_the_failing_launch_also_on_the_fast_path(backend)
         )
         with pytest.raises(IndexError, match=match):
             f(x, np.array(i), np.array(j))
+
+
+def zeros_of_traced_size(n):
+    return np.zeros(n) + 1.0
+
+
+def eye_of_traced_size(n):
+    return np.eye(N=n)
+
+
+@pytest.mark.parametrize(
+    "fn, name, text",
+    [(zeros_of_traced_size, "zeros", "np.zeros(n)"), (eye_of_traced_size, "eye", "np.eye(N=n)")],
+)
+def test_an_array_of_a_traced_size_says_to_make_the_size_static(fn, name, text):
+    with pytest.raises(
+        TracerError,
+        match=rf"np\.{name}: its shape is a traced value \(at "
+        rf"{HERE}:{_line_of(fn, text)}\).*static_argnames",
+    ):
+        jitc.jit(fn)(4)
+    np.testing.assert_array_equal(jitc.jit(fn, static_argnames="n")(4), fn(4))

@@ -49,6 +49,16 @@ def _traced(ctx, name, original, args, kwargs):
     """The traced array np.NAME(*args, **kwargs) would make."""
     from jitc.numpy_api import find_ctx
 
+    sized = not name.endswith("_like")
+    if sized and find_ctx(list(args[:1]) + [kwargs.get("shape"), kwargs.get("N")]) is not None:
+        from jitc.core.errors import TracerError
+        from jitc.core.source import where
+
+        raise TracerError(
+            f"np.{name}: its shape is a traced value{where()}, but an array's shape must be "
+            "known when jitc compiles: pass the value it comes from as a static argument "
+            "(jitc.jit(..., static_argnames=...)), or take the shape of an array argument"
+        )
     if find_ctx(list(args) + list(kwargs.values())) is not None:
         return original(*args, **kwargs)  # NumPy hands calls on Tracers to jitc already
     if kwargs.get("like") is not None:
