@@ -14,7 +14,7 @@ import numpy as np
 from jitc.core.errors import ShapeError, UnsupportedError
 from jitc.core.source import where
 from jitc.numpy_api import find_ctx, is_tracer, lift
-from jitc.trace import lax
+from jitc.trace import lax, window
 from jitc.trace.masked import Masked, same_mask
 from jitc.trace.mutation.functional import assign, derive_view, refuse_outer_write
 
@@ -179,6 +179,14 @@ class _Index:
 def getitem(x, key):
     if _is_mask(x, key):
         return Masked(x.copy(), _full_mask(x, key))
+    if window.has_traced_slice(key):
+        whole, axis, bounds = window.split(_expand(key, x.shape), x.shape, _is_array_index)
+        return window.read(getitem(x, whole), axis, bounds)
+    if isinstance(key, Masked) and key.values.ndim == 1 and key.values.dtype.kind in "iu":
+        # x[idx[a:b]]: the selected indices gather; those outside the selection read x[0]
+        zero = lax.full(x.ctx, key.values.shape, 0, key.values.dtype)
+        safe = lax.select(key.mask, key.values, zero)
+        return Masked(getitem(x, safe), key.mask, key.kind)
     ix = _Index(x, key)
     y = ix.basic
     if ix.idx is None:
@@ -215,6 +223,10 @@ def setitem(x, key, value):
     refuse_outer_write(x)
     if _is_mask(x, key):
         return _set_masked(x, key, value)
+    if window.has_traced_slice(key):
+        whole, axis, bounds = window.split(_expand(key, x.shape), x.shape, _is_array_index)
+        dest = _Index(x, whole).basic
+        return _set_masked(dest, window.mask(dest, axis, bounds), value)
     ix = _Index(x, key)
     dest = ix.basic
     v = lift(ctx, value)

@@ -15,7 +15,13 @@ from jitc.core.errors import UnsupportedError
 from jitc.core.source import user_loc, where
 
 
-def _data_dependent(what, loc=None):
+def _data_dependent(what, loc=None, kind="mask"):
+    if kind == "window":  # trace/window.py
+        return UnsupportedError(
+            f"{what} of x[a:b] depends on its extent, known only at run time (its bounds are "
+            f"traced){where(loc)}; reduce it (x[a:b].sum(), x[a:b] @ y[a:b]), compute with "
+            "it elementwise, or assign through it: x[a:b] = f(x[a:b])"
+        )
     return UnsupportedError(
         f"{what} of x[mask] depends on how many elements the mask selects (a boolean mask "
         f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a "
@@ -24,10 +30,12 @@ def _data_dependent(what, loc=None):
 
 
 def same_mask(a, b, depth=16) -> bool:
-    """Whether two mask nodes compute the same values: the same node, or the same op on
-    the same operands (`x[x > 0] = x[x > 0] ** 2` builds `x > 0` twice)."""
+    """Whether two mask nodes compute the same values: the same node, equal constants, or
+    the same op on the same operands (`x[x > 0] = x[x > 0] ** 2` builds `x > 0` twice)."""
     if a is b:
         return True
+    if a.op == b.op == "constant":  # `np.arange(n) < j` built twice: two equal constants
+        return a.dtype == b.dtype and np.array_equal(a.attrs["value"], b.attrs["value"])
     if (
         depth == 0
         or a.op != b.op
@@ -40,17 +48,21 @@ def same_mask(a, b, depth=16) -> bool:
 
 
 class Masked:
-    __slots__ = ("values", "mask", "loc")
+    __slots__ = ("values", "mask", "loc", "kind")
     __array_priority__ = 1001
 
-    def __init__(self, values, mask):
+    def __init__(self, values, mask, kind="mask"):
         self.values = values  # a Tracer of the indexed array's shape
         self.mask = mask  # a bool Tracer of the same shape
         self.loc = user_loc()  # where x[mask] was written
+        self.kind = kind  # "mask": x[mask]; "window": x[a:b] with traced bounds
 
     def returned(self):
         """The error for a Masked that leaves the function: its shape is data-dependent."""
-        return _data_dependent("the shape", self.loc)
+        return _data_dependent("the shape", self.loc, self.kind)
+
+    def _refused(self, what):
+        return _data_dependent(what, kind=self.kind)
 
     def _operand(self, x):
         if isinstance(x, Masked):
@@ -62,23 +74,25 @@ class Masked:
             return x.values
         if getattr(x, "ndim", 0) == 0:  # a Python or NumPy scalar, a 0-d array
             return x
-        raise _data_dependent("combining an array with the elements")
+        raise self._refused("combining an array with the elements")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__" or kwargs:
-            raise _data_dependent(
+            raise self._refused(
                 f"np.{ufunc.__name__}.{method} with {sorted(kwargs)}"
                 if kwargs
                 else f"np.{ufunc.__name__}.{method}"
             )
         result = ufunc(*(self._operand(x) for x in inputs))
         if isinstance(result, tuple):
-            return tuple(Masked(r, self.mask) for r in result)
-        masked = Masked(result, self.mask)
+            return tuple(Masked(r, self.mask, self.kind) for r in result)
+        masked = Masked(result, self.mask, self.kind)
         masked.loc = self.loc
         return masked
 
     def __array_function__(self, func, types, args, kwargs):
+        if func.__name__ in _DOTS and len(args) == 2 and not kwargs:
+            return _dot(*args)
         reduce = _REDUCTIONS.get(func.__name__)
         if (
             reduce is None
@@ -86,7 +100,7 @@ class Masked:
             or len(args) > 1
             or any(v is not None for v in kwargs.values())
         ):
-            raise _data_dependent(f"np.{func.__name__}")
+            raise self._refused(f"np.{func.__name__}")
         return reduce(self)
 
     def sum(self):
@@ -108,24 +122,35 @@ class Masked:
         return np.sum(self.mask & (self.values != 0))
 
     def __getattr__(self, name):
-        raise _data_dependent(f".{name}")
+        raise self._refused(f".{name}")
 
     def __array__(self, *args, **kwargs):
-        raise _data_dependent("a NumPy array")
+        raise self._refused("a NumPy array")
 
     def __len__(self):
-        raise _data_dependent("len()")
+        raise self._refused("len()")
 
     def __iter__(self):
-        raise _data_dependent("iteration")
+        raise self._refused("iteration")
 
     def __getitem__(self, key):
-        raise _data_dependent("indexing")
+        raise self._refused("indexing")
 
     def __bool__(self):
-        raise _data_dependent("bool()")
+        raise self._refused("bool()")
 
 
+def _dot(a, b):
+    """np.dot of two 1-d selections of the same mask (`A[i, :j] @ A[j, :j]`): the sum of
+    their products where the mask holds."""
+    if not (isinstance(a, Masked) and isinstance(b, Masked) and a.values.ndim == 1):
+        kind = a.kind if isinstance(a, Masked) else b.kind
+        raise _data_dependent("a matrix product with more than 1-d elements", kind=kind)
+    products = a * b
+    return products.sum()
+
+
+_DOTS = frozenset({"dot", "inner", "matmul"})  # not vdot: it conjugates
 _REDUCTIONS = {
     "sum": Masked.sum,
     "mean": Masked.mean,
@@ -166,7 +191,9 @@ for _name, _ufunc in [
     ("ne", np.not_equal),
 ]:
     setattr(Masked, f"__{_name}__", _operator(_ufunc))
-Masked.__neg__ = lambda self: Masked(-self.values, self.mask)
-Masked.__abs__ = lambda self: Masked(abs(self.values), self.mask)
-Masked.__invert__ = lambda self: Masked(~self.values, self.mask)
+Masked.__matmul__ = _dot
+Masked.__rmatmul__ = lambda self, other: _dot(other, self)
+Masked.__neg__ = lambda self: Masked(-self.values, self.mask, self.kind)
+Masked.__abs__ = lambda self: Masked(abs(self.values), self.mask, self.kind)
+Masked.__invert__ = lambda self: Masked(~self.values, self.mask, self.kind)
 Masked.__hash__ = None
