@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 import jitc
-from backends.cpu.executable import CpuExecutable
-from backends.cpu.loops import Sizes
-from backends.cpu.scalar_loop import scalar_loop
 from benchmarks.workloads import cholesky_loops
+from jitc.backends.cpu.executable import CpuExecutable
+from jitc.backends.cpu.loops import Sizes
+from jitc.backends.cpu.scalar_loop import scalar_loop
 from jitc.core.ir_text import parse_graph
 from tests.test_loops import aot_matches_numpy, matches_numpy
+from tests.test_windows import _csr, cholesky_rows, csr_matvec
 
 RNG = np.random.default_rng(36)
 
@@ -91,6 +92,8 @@ CASES = [
     (counts_of, lambda: (7, RNG.integers(-7, 7, 40)), ("bins",)),
     (float32_decay, lambda: (RNG.random(5, dtype=np.float32), 23), ()),
     (walk_back, lambda: (RNG.random(9), 9), ()),
+    (cholesky_rows, lambda: (_spd(24),), ()),  # sums over windows: loops over their extent
+    (csr_matvec, lambda: _csr(20, 30), ()),
 ]
 
 
@@ -222,3 +225,24 @@ def test_a_step_reading_an_element_it_overwrote_is_not_one_kernel():
 
 def test_a_scalar_loop_compiles_ahead_of_time_into_the_object(tmp_path):
     aot_matches_numpy(cholesky_loops, ("f64[16,16]",), lambda: (_spd(16),), tmp_path)
+
+
+def window_tests(y, n):
+    """np.any over a window: a reduction the loop kernel does not take (a sum is all)."""
+    c = 0
+    for k in range(n):
+        c += np.any(y[:k] > 0.5)
+    return c
+
+
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (window_tests, lambda: (RNG.random(12), 12)),
+        (cholesky_rows, lambda: (_spd(12).astype(np.float32),)),  # NumPy sums float32 pairwise
+    ],
+    ids=["any", "float32_sum"],
+)
+def test_reductions_the_loop_kernel_does_not_take_run_per_step(fn, make):
+    matches_numpy(fn, make(), (), "cpu", 1e-5, 1e-6)
+    assert _loop_kernels(fn, make())[1] > 0  # the driver steps the loop

@@ -61,6 +61,22 @@ class Array:
     dtype: np.dtype
 
 
+@dataclass(frozen=True)
+class VectorConstant:
+    """A constant array: only a sum's elements read it (`element`)."""
+
+    node: Node
+
+
+@dataclass(frozen=True)
+class LazyVector:
+    """A fused 1-d value (a window's safe indices): computed element by element where a
+    sum's loop reads it. `env`: its body's parameters and scalars, `out` its value."""
+
+    out: Node
+    env: dict
+
+
 @dataclass
 class ScalarLoop:
     source: str  # def BODY(flag0, invariants..., carried..., lo, hi, n)
@@ -149,7 +165,7 @@ class _Emitter:
         op = n.op
         if op == "constant":
             if n.size != 1:
-                raise NotScalar("an array constant")
+                return VectorConstant(n)
             value = n.attrs["value"].reshape(())[()]
             known = value.item() if n.dtype.kind in "biu" else None
             nonneg = n.dtype.kind in "iu" and known >= 0
@@ -166,12 +182,104 @@ class _Emitter:
             return self.scatter(n, *args)
         if op == "get":
             return args[0][n.attrs["index"]]
+        if op == "fusion" and n.attrs["kind"] == "reduction" and n.shape == ():
+            return self.sum(n.subgraph, args)
+        if op == "fusion" and n.attrs["kind"] == "loop" and n.tuple_types is None and n.ndim == 1:
+            return LazyVector(n.subgraph.outputs[0], self.prepared(n.subgraph, args))
         if op == "fusion" and n.attrs["kind"] == "loop":
             outs = self.graph(n.subgraph, args)
             return tuple(outs) if n.tuple_types is not None else outs[0]
         if op == "while":
             return self.loop(n, args)
         raise NotScalar(f"{op} is not scalar work")
+
+    def sum(self, body: Graph, params: list) -> Scalar:
+        """A fused sum over one axis (`A[i, :j] @ A[j, :j]`: a window's products) as a loop
+        over its elements. Where the terms are `select(a <= t < b, x, 0)` (trace/window.py's
+        mask), the loop runs over [a, b) alone: the window's extent, not the axis's."""
+        (out,) = body.outputs
+        if out.op != "reduce" or out.attrs["kind"] != "sum" or out.operands[0].ndim != 1:
+            raise NotScalar("a reduction other than a sum over one axis")
+        if out.dtype not in (np.float64, np.int64):  # NumPy sums float32 pairwise
+            raise NotScalar(f"a {out.dtype} sum")
+        terms = out.operands[0]
+        env = self.prepared(body, params, out)
+        lo, hi = 0, self.sz(terms.shape[0])
+        window = _window(terms, env)
+        if window is not None:
+            terms, starts, stops = window
+            lo = self._bound("max", [0] + [self.scalar(a) for a in starts])
+            hi = self._bound("min", [hi] + [self.scalar(b) for b in stops])
+        acc, t = self.fresh("s"), self.fresh("t")
+        self.line(f"{acc} = {literal(0, out.dtype)}")
+        self.line(f"for {t} in range({lo}, {hi}):")
+        self.depth += 1
+        value = self.element(terms, t, env, {})
+        if out.dtype.kind == "f":  # reordered into vector lanes, as the reduction kernels are
+            self.line(f"{acc} = reassoc_add({acc}, {value})")
+        else:
+            self.line(f"{acc} = {lower_elementwise('add', out.dtype, out.dtype, [acc, value], {})}")
+        self.depth -= 1
+        return Scalar(acc, out.dtype)
+
+    def prepared(self, body: Graph, params: list, skip=None) -> dict:
+        """The environment of a body computed element by element: its parameters, and its
+        scalars and the rows it gathers (checked) computed here, before any loop."""
+        env = {p: params[p.attrs["index"]] for p in body.params}
+        for m in body.nodes:
+            if m.op != "parameter" and m.shape == () and m is not skip:
+                env[m] = self.node(m, [env[o] for o in m.operands])
+            elif m.op == "gather" and m.operands[1].shape == () and m.operands[0].ndim == 2:
+                rows = m.operands[0].shape[0]
+                env[m] = self._index(env[m.operands[1]], rows, GATHER_FAILURE)
+                self.raises.add("gather")
+        return env
+
+    def _bound(self, pick: str, exprs: list) -> str:
+        var = self.fresh("b")
+        self.line(f"{var} = np.int64({exprs[0]})")
+        for e in exprs[1:]:
+            self.line(f"{var} = {pick}({var}, np.int64({e}))")
+        return var
+
+    def element(self, n: Node, t: str, env: dict, memo: dict) -> str:
+        """Element `t` of the 1-d value `n` of a sum's body (written inside its loop)."""
+        if n in memo:
+            return memo[n]
+        if n.shape == ():
+            return self.scalar(env[n])
+        if n.op == "parameter" and isinstance(env[n], LazyVector):
+            lazy = env[n]
+            return self.element(lazy.out, t, lazy.env, memo)
+        if n.op == "parameter" and isinstance(env[n], VectorConstant):
+            expr = _vector_constant(env[n].node, t)
+        elif n.op == "parameter":
+            x = self.newest(env[n])
+            expr = load(x.dtype, f"{x.name}[{t}]")
+        elif n.op == "constant":
+            expr = _vector_constant(n, t)
+        elif n.op == "broadcast_in_dim" and n.operands[0].shape == ():
+            return self.scalar(env[n.operands[0]])
+        elif n.op == "gather" and n.operands[1].shape == () and n.operands[0].ndim == 2:
+            x = self.newest(env[n.operands[0]])
+            row = env[n]  # checked before the loop (prepared)
+            expr = load(x.dtype, f"{x.name}[{row} * {self.sz(x.shape[1])} + {t}]")
+        elif n.op == "gather" and n.operands[0].ndim == 1 and n.operands[1].ndim == 1:
+            x = self.newest(env[n.operands[0]])  # x[idx[a:b]]: an index per element
+            index = Scalar(self.element(n.operands[1], t, env, memo), n.operands[1].dtype)
+            k = self._index(index, x.shape[0], GATHER_FAILURE)
+            self.raises.add("gather")
+            expr = load(x.dtype, f"{x.name}[{k}]")
+        elif n.op in ops.ELEMENTWISE:
+            args = [self.element(o, t, env, memo) for o in n.operands]
+            dtype = n.operands[-1].dtype if n.op == "select" else n.operands[0].dtype
+            expr = lower_elementwise(n.op, dtype, n.dtype, args, n.attrs)
+        else:
+            raise NotScalar(f"{n.op} in a sum")
+        var = self.fresh("e")
+        self.line(f"{var} = {expr}")
+        memo[n] = var
+        return var
 
     def elementwise(self, n: Node, args: list) -> Scalar:
         operands = n.operands
@@ -295,6 +403,68 @@ class _Emitter:
             for s in state
         )
         return results, counted
+
+
+def _vector_constant(n: Node, t: str) -> str:
+    """Element `t` of a constant the emitter can index without its array: 0, 1, 2, ... (a
+    window's positions) or one repeated value."""
+    value = n.attrs["value"]
+    if n.dtype.kind in "iu" and np.array_equal(value, np.arange(value.size)):
+        return f"{TYPE_NAMES[n.dtype]}({t})"
+    if value.size and np.all(value == value.flat[0]):
+        return literal(value.flat[0], n.dtype)
+    raise NotScalar("a constant array in a sum")
+
+
+def _positions(n: Node) -> bool:
+    """Is `n` the positions 0, 1, 2, ... of the axis summed over?"""
+    if n.op != "constant" or n.dtype.kind not in "iu":
+        return False
+    return np.array_equal(n.attrs["value"], np.arange(n.size))
+
+
+def _origin(n: Node, env: dict) -> tuple:
+    """(the node computing `n`, the environment it is read in): a parameter followed into
+    the constant or the fused 1-d value it stands for."""
+    while n.op == "parameter":
+        v = env[n]
+        if isinstance(v, VectorConstant):
+            return v.node, env
+        if not isinstance(v, LazyVector):
+            break
+        n, env = v.out, v.env
+    return n, env
+
+
+def _window(terms: Node, env: dict):
+    """(x, starts, stops) where `terms` is select(mask, x, 0) and the mask holds exactly at
+    the positions t with every start <= t < every stop (scalars: each as its value in
+    the environment it is read in), else None."""
+    if terms.op != "select":
+        return None
+    mask, x, zero = terms.operands
+    zero, _ = _origin(zero, env)
+    if zero.op == "broadcast_in_dim":
+        zero = zero.operands[0]
+    if zero.op != "constant" or np.any(zero.attrs["value"] != 0):
+        return None
+    starts, stops, parts = [], [], [(mask, env)]
+    while parts:
+        m, at = _origin(*parts.pop())
+        if m.op in ("bitwise_and", "logical_and"):
+            parts += [(o, at) for o in m.operands]
+            continue
+        if m.op == "constant" and m.dtype.kind == "b" and np.all(m.attrs["value"]):
+            continue
+        if m.op not in ("less", "greater_equal") or not _positions(_origin(m.operands[0], at)[0]):
+            return None
+        bound = m.operands[1]
+        if bound.op == "broadcast_in_dim":
+            bound = bound.operands[0]
+        if bound.shape != ():
+            return None
+        (stops if m.op == "less" else starts).append(at[bound])
+    return x, starts, stops
 
 
 def _known(value, dtype) -> Scalar:
