@@ -228,10 +228,12 @@ class _Emitter:
         env = {p: params[p.attrs["index"]] for p in body.params}
         for m in body.nodes:
             if m.op != "parameter" and m.shape == () and m is not skip:
+                if any(o not in env for o in m.operands):  # read from a 1-d value
+                    raise NotScalar("a scalar computed from a fused 1-d value")
                 env[m] = self.node(m, [env[o] for o in m.operands])
             elif m.op == "gather" and m.operands[1].shape == () and m.operands[0].ndim == 2:
                 rows = m.operands[0].shape[0]
-                env[m] = self._index(env[m.operands[1]], rows, GATHER_FAILURE)
+                env["row", m] = self._index(env[m.operands[1]], rows, GATHER_FAILURE)
                 self.raises.add("gather")
         return env
 
@@ -262,7 +264,7 @@ class _Emitter:
             return self.scalar(env[n.operands[0]])
         elif n.op == "gather" and n.operands[1].shape == () and n.operands[0].ndim == 2:
             x = self.newest(env[n.operands[0]])
-            row = env[n]  # checked before the loop (prepared)
+            row = env["row", n]  # checked before the loop (prepared)
             expr = load(x.dtype, f"{x.name}[{row} * {self.sz(x.shape[1])} + {t}]")
         elif n.op == "gather" and n.operands[0].ndim == 1 and n.operands[1].ndim == 1:
             x = self.newest(env[n.operands[0]])  # x[idx[a:b]]: an index per element
