@@ -377,6 +377,52 @@ def test_ctrl_c_during_a_first_call_leaves_the_function_working(tmp_path, mode):
     assert interrupted >= 2  # the Ctrl-Cs reached into the call, not only after it
 
 
+def test_the_main_thread_takes_llvms_lock_only_with_ctrl_c_held_back(tmp_path):
+    """A KeyboardInterrupt inside an LLVM call of the main thread can leave llvmlite's lock
+    held (its callbacks run between the acquire and the `with` body), and the compile
+    thread's next LLVM call then waits forever: a CI run hung so, Ctrl-C'd while the main
+    thread imported vmath (which makes numba dispatchers) to plan a first call. Every LLVM
+    call of the main thread inside a first call runs with Ctrl-C deferred."""
+    out = run(
+        tmp_path,
+        """
+        import threading, traceback
+        import llvmlite.binding.ffi as ffi
+        import numpy as np, jitc
+        from jitc.core import interrupts
+        from jitc.runtime import tiered
+
+        unguarded = []
+        enter = ffi._LLVMLock.__enter__
+
+        def watched(lock):
+            if threading.current_thread() is threading.main_thread() and not interrupts._depth[0]:
+                unguarded.append("".join(traceback.format_stack(limit=12)))
+            return enter(lock)
+
+        ffi._LLVMLock.__enter__ = watched
+
+        @jitc.jit
+        def f(x, A):
+            s = 0.0
+            for i in range(x.shape[0]):
+                s += x[i] * x[i]
+            return np.tanh(x) * 2 + np.exp(x).sum() + s, np.linalg.solve(A, x[:3])
+
+        x = np.linspace(-1, 1, 100)
+        A = np.eye(3) * 2
+        got = f(x, A)
+        tiered.wait()
+        got2 = f(x, A)
+        want = np.tanh(x) * 2 + np.exp(x).sum() + (x * x).sum()
+        assert np.allclose(got[0], want) and np.allclose(got2[1], x[:3] / 2)
+        assert not unguarded, unguarded[0]
+        print("ok")
+    """,
+    )
+    assert out.split() == ["ok"]
+
+
 def test_an_exit_while_compiling_with_the_cache_directory_gone_prints_nothing(tmp_path):
     """Before: `Exception ignored in atexit callback ... FileNotFoundError ... .compile.json`
     from the hand-off of what was left to compile."""

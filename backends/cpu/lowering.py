@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from jitc.core import interrupts
 from jitc.core.errors import UnsupportedError
 
 TYPE_NAMES = {
@@ -74,22 +75,27 @@ def literal(value, dtype) -> str:
     return f"{TYPE_NAMES[dtype]}({int(value)})"
 
 
+def _vmath_table() -> dict:
+    """backends/cpu/vmath.py's VMATH, imported with Ctrl-C held back: the import makes
+    numba dispatchers, and a KeyboardInterrupt inside one leaves llvmlite's lock held by the
+    main thread, so the compile thread's next LLVM call waits forever (core/interrupts.py)."""
+    with interrupts.deferred():
+        try:
+            from jitc.backends.cpu.vmath import VMATH
+        except ImportError:
+            return {}
+    return VMATH
+
+
 def _vmath(name, dtype):
     """jitc's vectorizable math function name for (name, dtype), or None."""
-    try:
-        from jitc.backends.cpu.vmath import VMATH
-    except ImportError:
-        return None
-    fn = VMATH.get((name, np.dtype(dtype).type)) or VMATH.get((name, np.dtype(dtype)))
+    table = _vmath_table()
+    fn = table.get((name, np.dtype(dtype).type)) or table.get((name, np.dtype(dtype)))
     return None if fn is None else f"vm_{name}_{np.dtype(dtype).name}"
 
 
 def vmath_globals() -> dict:
-    try:
-        from jitc.backends.cpu.vmath import VMATH
-    except ImportError:
-        return {}
-    return {f"vm_{name}_{np.dtype(dt).name}": fn for (name, dt), fn in VMATH.items()}
+    return {f"vm_{name}_{np.dtype(dt).name}": fn for (name, dt), fn in _vmath_table().items()}
 
 
 # Float ops numba implements with NumPy's scalar semantics (NaN for domain errors, ...).
