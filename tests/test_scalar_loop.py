@@ -79,6 +79,20 @@ def walk_back(a, steps):
     return s, k
 
 
+def cholesky_in_place(A):
+    """Issue 36's form: the argument overwritten, `A[i, j] -= (dot of two windows)`. Its
+    window sum is fused with the scalars that read it (a reduction with scalar outputs)."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            A[i, j] -= A[i, :j] @ A[j, :j]
+            if i == j:
+                A[i, i] = np.sqrt(A[i, i])
+            else:
+                A[i, j] /= A[j, j]
+    return A
+
+
 def _spd(n):
     m = RNG.standard_normal((n, n))
     return m @ m.T + n * np.eye(n)
@@ -93,6 +107,7 @@ CASES = [
     (float32_decay, lambda: (RNG.random(5, dtype=np.float32), 23), ()),
     (walk_back, lambda: (RNG.random(9), 9), ()),
     (cholesky_rows, lambda: (_spd(24),), ()),  # sums over windows: loops over their extent
+    (cholesky_in_place, lambda: (_spd(24),), ()),
     (csr_matvec, lambda: _csr(20, 30), ()),
 ]
 
@@ -235,13 +250,34 @@ def window_tests(y, n):
     return c
 
 
+def window_moments(y, n):
+    """Two sums over one window, fused into one reduction: not one sum the loop takes."""
+    m = 0.0
+    for k in range(1, n):
+        m += y[:k].sum() / k + (y[:k] * y[:k]).sum()
+    return m
+
+
+def normalized_steps(y, n):
+    """A sum fused with the array it sums (`t`, an output too): vector work, per step."""
+    c = 0.0
+    for _ in range(n):
+        t = y * 0.5
+        s = t.sum()
+        y = t / s
+        c += s
+    return c, y
+
+
 @pytest.mark.parametrize(
     "fn, make",
     [
         (window_tests, lambda: (RNG.random(12), 12)),
+        (normalized_steps, lambda: (RNG.random(8), 8)),
+        (window_moments, lambda: (RNG.random(12), 12)),
         (cholesky_rows, lambda: (_spd(12).astype(np.float32),)),  # NumPy sums float32 pairwise
     ],
-    ids=["any", "float32_sum"],
+    ids=["any", "array_and_sum", "two_sums", "float32_sum"],
 )
 def test_reductions_the_loop_kernel_does_not_take_run_per_step(fn, make):
     matches_numpy(fn, make(), (), "cpu", 1e-5, 1e-6)

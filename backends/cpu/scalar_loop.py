@@ -183,7 +183,11 @@ class _Emitter:
         if op == "get":
             return args[0][n.attrs["index"]]
         if op == "fusion" and n.attrs["kind"] == "reduction" and n.shape == ():
-            return self.sum(n.subgraph, args)
+            return self.sum(n.subgraph, args)[0]
+        if op == "fusion" and n.attrs["kind"] == "reduction" and n.tuple_types is not None:
+            if any(shape != () for shape, _ in n.tuple_types):
+                raise NotScalar("a reduction fusion with an array output")
+            return tuple(self.sum(n.subgraph, args))
         if op == "fusion" and n.attrs["kind"] == "loop" and n.tuple_types is None and n.ndim == 1:
             return LazyVector(n.subgraph.outputs[0], self.prepared(n.subgraph, args))
         if op == "fusion" and n.attrs["kind"] == "loop":
@@ -193,12 +197,17 @@ class _Emitter:
             return self.loop(n, args)
         raise NotScalar(f"{op} is not scalar work")
 
-    def sum(self, body: Graph, params: list) -> Scalar:
+    def sum(self, body: Graph, params: list) -> list:
         """A fused sum over one axis (`A[i, :j] @ A[j, :j]`: a window's products) as a loop
-        over its elements. Where the terms are `select(a <= t < b, x, 0)` (trace/window.py's
-        mask), the loop runs over [a, b) alone: the window's extent, not the axis's."""
-        (out,) = body.outputs
-        if out.op != "reduce" or out.attrs["kind"] != "sum" or out.operands[0].ndim != 1:
+        over its elements; the body's outputs. Where the terms are `select(a <= t < b, x, 0)`
+        (trace/window.py's mask), the loop runs over [a, b) alone: the window's extent, not
+        the axis's. The body's other outputs are scalars (`A[i, j] - that sum`, index
+        arithmetic fused alongside), computed before the loop or after it."""
+        sums = [m for m in body.nodes if m.op == "reduce"]
+        if len(sums) != 1:
+            raise NotScalar("a fusion of several reductions")
+        (out,) = sums
+        if out.attrs["kind"] != "sum" or out.operands[0].ndim != 1:
             raise NotScalar("a reduction other than a sum over one axis")
         if out.dtype not in (np.float64, np.int64):  # NumPy sums float32 pairwise
             raise NotScalar(f"a {out.dtype} sum")
@@ -220,22 +229,34 @@ class _Emitter:
         else:
             self.line(f"{acc} = {lower_elementwise('add', out.dtype, out.dtype, [acc, value], {})}")
         self.depth -= 1
-        return Scalar(acc, out.dtype)
+        env[out] = Scalar(acc, out.dtype)
+        for m in body.nodes:  # the scalars that read the sum
+            if m not in env and m.shape == ():
+                self._scalar_of(m, env)
+        return [env[o] for o in body.outputs]
 
     def prepared(self, body: Graph, params: list, skip=None) -> dict:
         """The environment of a body computed element by element: its parameters, and its
         scalars and the rows it gathers (checked) computed here, before any loop."""
         env = {p: params[p.attrs["index"]] for p in body.params}
+        after = {skip}  # the sum `skip` and the scalars that read it: computed after it
         for m in body.nodes:
-            if m.op != "parameter" and m.shape == () and m is not skip:
-                if any(o not in env for o in m.operands):  # read from a 1-d value
-                    raise NotScalar("a scalar computed from a fused 1-d value")
-                env[m] = self.node(m, [env[o] for o in m.operands])
+            if m.op != "parameter" and m.shape == () and m not in after:
+                if any(o in after for o in m.operands):
+                    after.add(m)
+                    continue
+                self._scalar_of(m, env)
             elif m.op == "gather" and m.operands[1].shape == () and m.operands[0].ndim == 2:
                 rows = m.operands[0].shape[0]
                 env["row", m] = self._index(env[m.operands[1]], rows, GATHER_FAILURE)
                 self.raises.add("gather")
         return env
+
+    def _scalar_of(self, m: Node, env: dict) -> None:
+        """Compute the scalar node `m` of a body into `env`, before or after its sum."""
+        if any(o not in env for o in m.operands):  # read from a 1-d value
+            raise NotScalar("a scalar computed from a fused 1-d value")
+        env[m] = self.node(m, [env[o] for o in m.operands])
 
     def _bound(self, pick: str, exprs: list) -> str:
         var = self.fresh("b")
@@ -257,7 +278,7 @@ class _Emitter:
             expr = _vector_constant(env[n].node, t)
         elif n.op == "parameter":
             x = self.newest(env[n])
-            expr = load(x.dtype, f"{x.name}[{t}]")
+            expr = load(x.dtype, _at(x.name, t))
         elif n.op == "constant":
             expr = _vector_constant(n, t)
         elif n.op == "broadcast_in_dim" and n.operands[0].shape == ():
@@ -265,13 +286,13 @@ class _Emitter:
         elif n.op == "gather" and n.operands[1].shape == () and n.operands[0].ndim == 2:
             x = self.newest(env[n.operands[0]])
             row = env["row", n]  # checked before the loop (prepared)
-            expr = load(x.dtype, f"{x.name}[{row} * {self.sz(x.shape[1])} + {t}]")
+            expr = load(x.dtype, _at(x.name, f"{row} * {self.sz(x.shape[1])} + {t}"))
         elif n.op == "gather" and n.operands[0].ndim == 1 and n.operands[1].ndim == 1:
             x = self.newest(env[n.operands[0]])  # x[idx[a:b]]: an index per element
             index = Scalar(self.element(n.operands[1], t, env, memo), n.operands[1].dtype)
             k = self._index(index, x.shape[0], GATHER_FAILURE)
             self.raises.add("gather")
-            expr = load(x.dtype, f"{x.name}[{k}]")
+            expr = load(x.dtype, _at(x.name, k))
         elif n.op in ops.ELEMENTWISE:
             args = [self.element(o, t, env, memo) for o in n.operands]
             dtype = n.operands[-1].dtype if n.op == "select" else n.operands[0].dtype
@@ -318,7 +339,7 @@ class _Emitter:
         k = self._index(index, x.shape[0], GATHER_FAILURE)
         self.raises.add("gather")
         var = self.fresh("v")
-        self.line(f"{var} = {load(x.dtype, f'{self.newest(x).name}[{k}]')}")
+        self.line(f"{var} = {load(x.dtype, _at(self.newest(x).name, k))}")
         return Scalar(var, n.dtype)
 
     def scatter(self, n: Node, base, index, update) -> Array:
@@ -330,7 +351,7 @@ class _Emitter:
         value = self.scalar(update)
         k = self._index(index, base.shape[0], SCATTER_FAILURE)
         self.raises.add("scatter")
-        at = f"{base.name}[{k}]"
+        at = _at(base.name, k)
         mode = n.attrs["mode"]
         if mode != "set":
             value = lower_elementwise(mode, n.dtype, n.dtype, [load(n.dtype, at), value], {})
@@ -436,6 +457,13 @@ def _origin(n: Node, env: dict) -> tuple:
             break
         n, env = v.out, v.env
     return n, env
+
+
+def _at(buffer: str, index: str) -> str:
+    """Element `index` of a flat buffer, the index known in bounds (checked, or a window's
+    position): unsigned, since numba wraps a signed index, a select per load that kept
+    LLVM from vectorizing a sum over a row (7x at Cholesky N=1000)."""
+    return f"{buffer}[np.uint64({index})]"
 
 
 def _window(terms: Node, env: dict):
