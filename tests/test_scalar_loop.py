@@ -79,6 +79,22 @@ def walk_back(a, steps):
     return s, k
 
 
+def stencil(a, n):
+    """`a[i - 1]` for a loop index from 1: never negative (its wrap is folded away)."""
+    s = 0.0
+    for i in range(1, n):
+        s += a[i - 1] * (i + 1) - a[i - 2 + 1]
+    return s
+
+
+def stencil_from_0(a, n):
+    """From 0 the first read is a[-1], as NumPy's is."""
+    s = 0.0
+    for i in range(n):
+        s += a[i - 1] * (i + 1)
+    return s
+
+
 def cholesky_in_place(A):
     """Issue 36's form: the argument overwritten, `A[i, j] -= (dot of two windows)`. Its
     window sum is fused with the scalars that read it (a reduction with scalar outputs)."""
@@ -106,6 +122,8 @@ CASES = [
     (counts_of, lambda: (7, RNG.integers(-7, 7, 40)), ("bins",)),
     (float32_decay, lambda: (RNG.random(5, dtype=np.float32), 23), ()),
     (walk_back, lambda: (RNG.random(9), 9), ()),
+    (stencil, lambda: (RNG.random(9), 9), ()),
+    (stencil_from_0, lambda: (RNG.random(9), 9), ()),
     (cholesky_rows, lambda: (_spd(24),), ()),  # sums over windows: loops over their extent
     (cholesky_in_place, lambda: (_spd(24),), ()),
     (csr_matvec, lambda: _csr(20, 30), ()),

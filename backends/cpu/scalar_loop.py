@@ -43,11 +43,16 @@ class Scalar:
     expr: str  # a local or a literal: evaluated when it was made
     dtype: np.dtype
     value: object = None  # an int or bool the emitter knows it to be
-    # never negative: a loop index counting up from 0 or more (`index`), a constant, or sums
-    # and products of those (as the Python ints they are under NumPy, which do not wrap)
-    nonneg: bool = False
+    # a lower bound the emitter knows: a loop index counting up from 0 or more (`index`),
+    # a constant, sums, differences and products of those (as the Python ints they are
+    # under NumPy, which do not wrap)
+    low: int | None = None
     index: bool = False
     counts: str | None = None  # the loop index local this is that local + a positive int
+
+    @property
+    def nonneg(self) -> bool:
+        return self.low is not None and self.low >= 0
 
 
 @dataclass(frozen=True)
@@ -168,8 +173,8 @@ class _Emitter:
                 return VectorConstant(n)
             value = n.attrs["value"].reshape(())[()]
             known = value.item() if n.dtype.kind in "biu" else None
-            nonneg = n.dtype.kind in "iu" and known >= 0
-            return Scalar(self.constant(value, n.dtype), n.dtype, value=known, nonneg=nonneg)
+            low = known if n.dtype.kind in "iu" else None
+            return Scalar(self.constant(value, n.dtype), n.dtype, value=known, low=low)
         if op in ops.ELEMENTWISE:
             return self.elementwise(n, args)
         if op == "reshape" and isinstance(args[0], Array):
@@ -320,7 +325,7 @@ class _Emitter:
             raise NotScalar(str(e)) from None
         var = self.fresh("v")
         self.line(f"{var} = {expr}")
-        return Scalar(var, n.dtype, nonneg=_nonneg(n, args), counts=_counted(n, args))
+        return Scalar(var, n.dtype, low=_low(n, args), counts=_counted(n, args))
 
     def _index(self, index, size: int, failure: str) -> str:
         """A bounds-checked flat index into an axis of `size` (a negative one wraps)."""
@@ -366,7 +371,7 @@ class _Emitter:
         indices = {
             j
             for j, a in enumerate(inits)
-            if isinstance(a, Scalar) and a.dtype == np.int64 and (a.index or _at_least_0(a.value))
+            if isinstance(a, Scalar) and a.dtype == np.int64 and (a.index or _at_least(a.value, 0))
         }
         while True:
             saved = (len(self.lines), dict(self.current), set(self.raises), self.writable)
@@ -395,7 +400,8 @@ class _Emitter:
                 var = self.fresh("c")
                 self.line(f"{var} = {_cast(self.scalar(init), init.dtype)}")
                 index = j in indices
-                state.append(Scalar(var, init.dtype, nonneg=index, index=index))
+                low = (init.low if init.index else init.value) if index else None
+                state.append(Scalar(var, init.dtype, low=low, index=index))
         flag = self.fresh("f")
         self.line(f"{flag} = {self.scalar(flag0)}")
         self.line(f"while {flag}:")
@@ -510,7 +516,7 @@ def _folded(n: Node, args: list) -> Scalar | None:
     if op == "select" and known[0] is not None:
         return args[1] if known[0] else args[2]
     if n.dtype.kind == "b":
-        if op == "less" and args[0].nonneg and known[1] == 0:
+        if op == "less" and known[1] is not None and _at_least(args[0].low, known[1]):
             return _known(False, n.dtype)
         if op in ("bitwise_or", "logical_or"):
             if known[0] is False or args[0].expr == args[1].expr:
@@ -523,7 +529,7 @@ def _folded(n: Node, args: list) -> Scalar | None:
     if n.dtype.kind not in "iu":
         return None
     if op == "convert" and known[0] is not None:
-        return replace(_known(int(known[0]), n.dtype), nonneg=int(known[0]) >= 0)
+        return replace(_known(int(known[0]), n.dtype), low=int(known[0]))
     if op == "multiply" and 0 in known:
         return _known(0, n.dtype)
     if op == "add" and args[0].dtype == args[1].dtype == n.dtype:
@@ -534,20 +540,33 @@ def _folded(n: Node, args: list) -> Scalar | None:
     return None
 
 
-def _at_least_0(value) -> bool:
-    return value is not None and value >= 0
+def _at_least(value, bound) -> bool:
+    return value is not None and value >= bound
 
 
-def _nonneg(n: Node, args: list) -> bool:
+def _low(n: Node, args: list) -> int | None:
+    """A lower bound of integer `n` from its operands' (`i - 1` for a loop index from 1 is
+    never negative: its index wrap folds away, as in a stencil's `u[i - 1, j]`)."""
     if n.dtype.kind not in "iu" or not all(isinstance(a, Scalar) for a in args):
-        return False
-    if n.op in ("add", "multiply"):
-        return all(a.nonneg for a in args)
-    if n.op == "select":
-        return args[1].nonneg and args[2].nonneg
-    if n.op == "convert":
-        return args[0].dtype.kind == "b" or args[0].nonneg
-    return False
+        return None
+    lows = [a.low for a in args]
+    if n.op == "add" and None not in lows:
+        return lows[0] + lows[1]
+    if n.op == "subtract" and lows[0] is not None and args[1].value is not None:
+        return lows[0] - args[1].value
+    if n.op == "multiply" and all(_at_least(low, 0) for low in lows):
+        return lows[0] * lows[1]
+    if n.op == "select" and None not in lows[1:]:
+        return min(lows[1:])
+    if n.op == "maximum" and lows != [None, None]:
+        return max(low for low in lows if low is not None)
+    if n.op == "minimum" and None not in lows:
+        return min(lows)
+    if n.op == "convert" and args[0].dtype.kind == "b":
+        return 0
+    if n.op == "convert" and _at_least(lows[0], 0):  # not narrowed: it does not wrap
+        return lows[0] if n.dtype.itemsize >= args[0].dtype.itemsize else None
+    return None
 
 
 def _counted(n: Node, args: list) -> str | None:
