@@ -86,7 +86,7 @@ def rows() -> list[tuple[str, str, str]]:
         ufunc = getattr(np, name)
         by_dtypes.setdefault(_ufunc_dtypes(ufunc), []).append(f"np.{name}")
     for dtypes, names in sorted(by_dtypes.items(), key=lambda kv: -len(kv[1])):
-        out.append(("ufuncs (with .at, out=, where=)", ", ".join(names), dtypes))
+        out.append(("ufuncs (with .at, .outer, out=, where=)", ", ".join(names), dtypes))
     out.append(
         ("ufunc.accumulate", ", ".join(f"np.{n}.accumulate" for n in ACCUMULATE_KINDS), NOT_COMPLEX)
     )

@@ -119,6 +119,9 @@ def ufunc_dispatch(ufunc, method, inputs, kwargs):
             if _no_out(out)
             else numpy_writes.write_out(out, result, "unsafe", f"np.{name}.accumulate")
         )
+    if method == "outer":  # NumPy refuses a unary ufunc before it gets here
+        a, b = inputs  # every pair: a's axes, then b's
+        return ufunc(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b, out=out, **kwargs)
     if method != "__call__":
         raise UnsupportedError(f"np.{name}.{method} is not supported by jitc{where()}")
     mask = kwargs.pop("where", True)
@@ -379,9 +382,7 @@ def clip(
     lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
     hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
     _reject_kwargs("np.clip", kwargs)
-    if lo is None and hi is None:
-        raise ValueError(f"np.clip: one of max or min must be given{where()}")
-    result = a
+    result = copy(a) if lo is None and hi is None else a  # a copy (NumPy 2.1+, Array API)
     if lo is not None:
         result = apply_ufunc(np.maximum, (result, lo))
     if hi is not None:

@@ -435,6 +435,16 @@ case("np.clip arrays", np.clip, [(a(3, 4), a(4, slot=1), a(3, 1, slot=1))], dtyp
 case("x.clip", lambda x: x.clip(0, 3), UNARY_SHAPES[:2])
 case("np.clip min=max=", lambda x: np.clip(x, min=-1, max=1), UNARY_SHAPES[:1])
 
+
+def clip_copy(x):
+    """Neither bound: a copy (NumPy 2.1+, the Array API), written without touching x."""
+    y = np.clip(x)
+    y[..., :1] = 0
+    return x, y
+
+
+case("np.clip neither bound", clip_copy, UNARY_SHAPES[:1], dtypes=(F64, I32))
+
 # -- reductions: axis None / int / negative / tuple / (), keepdims, as functions and methods
 AXES = [None, 0, 1, -1, (0, 2), (-1, 0), ()]
 R3 = [(a(3, 4, 5),)]
@@ -656,6 +666,17 @@ case(
     np.outer,
     [(a(3), a(4, slot=1)), (a(2, 2), a(3, slot=1)), (a(), a(2, slot=1))],
     dtypes=((F32, F32), (I32, F64), (B, B)),
+)
+case(
+    "ufunc.outer",
+    lambda x, y: (
+        np.add.outer(x, y),
+        np.multiply.outer(y, x),
+        np.subtract.outer(x, 2, dtype=np.float32),
+        np.greater.outer(x, y),
+    ),
+    [(a(3), a(2, 2, slot=1)), (a(), a(3, slot=1))],
+    dtypes=((F64, F64), (I32, F32)),
 )
 
 # -- shapes
