@@ -1,13 +1,16 @@
-"""Arrays made from other arrays: the *_like family and np.tril/np.triu."""
+"""Arrays made from other arrays: the *_like family, np.tril/np.triu, and
+np.linspace/np.logspace with traced bounds (a static number of samples)."""
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from jitc.core.dtypes import check_supported
 from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
-from jitc.numpy_api.core import _lifted, implements, is_tracer
+from jitc.numpy_api.core import _lifted, find_ctx, implements, is_tracer, lift, result_type
 from jitc.numpy_api.ufuncs import apply_ufunc
 from jitc.trace import lax
 
@@ -61,3 +64,51 @@ def tril(m, k=0):
 @implements(np.triu)
 def triu(m, k=0):
     return _tri(m, k, False)
+
+
+@implements(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """NumPy's steps (numpy/_core/function_base.py) one for one, so each value rounds as
+    NumPy's does; its `any(step == 0)` branch (denormal steps) is a select."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"np.linspace: number of samples, {num}, must be non-negative{where()}")
+    div = num - 1 if endpoint else num
+    ctx = find_ctx([start, stop])
+    start, stop = lift(ctx, start), lift(ctx, stop)
+    dt = result_type(start, stop, 1.0)  # inexact: ints give float64
+    delta = np.subtract(stop, start, dtype=dt)
+    y = np.arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = np.where(np.any(step == 0), y / div * delta, y * step)
+    else:  # no step: 0 samples, or 1 with the endpoint
+        step = np.nan
+        y = y * delta
+    y = (y + start).astype(dt)  # NumPy adds in place, into y's dtype
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        y = np.moveaxis(y, 0, axis)
+    if dtype is not None and np.issubdtype(dtype, np.integer):
+        y = np.floor(y)
+    y = y if dtype is None else y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+@implements(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop); an array base broadcast against the bounds first, as
+    NumPy's is (a scalar base stays weakly typed: float32 bounds give float32)."""
+    if not isinstance(base, (float, int)) and np.ndim(base):
+        ndmax = len(np.broadcast_shapes(*(np.shape(v) for v in (start, stop, base))))
+        start, stop, base = (_at_least(v, ndmax) for v in (start, stop, base))
+        base = np.expand_dims(base, axis)
+    y = np.power(base, linspace(start, stop, num=num, endpoint=endpoint, axis=axis))
+    return y if dtype is None else y.astype(dtype)
+
+
+def _at_least(v, ndim):
+    """`v` with leading axes of 1 up to `ndim` (np.array(v, ndmin=ndim))."""
+    shape = np.shape(v)
+    return np.reshape(v, (1,) * (ndim - len(shape)) + shape) if len(shape) < ndim else v

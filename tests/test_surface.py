@@ -678,6 +678,30 @@ case(
     [(a(3), a(2, 2, slot=1)), (a(), a(3, slot=1))],
     dtypes=((F64, F64), (I32, F32)),
 )
+case(
+    "np.linspace traced bounds",
+    lambda x, y: (
+        np.linspace(0, x[0], 7),
+        np.linspace(x[0], y, 4, endpoint=False, retstep=True, axis=-1),
+        np.linspace(x[1], x[1], 3, retstep=True),  # step 0
+        np.linspace(x[0], x[1], 1),
+        np.linspace(y[0], x[1], 6, dtype=np.int32),
+    ),
+    [(a(3), a(2, slot=1))],
+    dtypes=((F64, F64), (F32, I32), (I64, F32)),
+    modes=("normal",),  # NaN to int32 is not a value NumPy defines
+)
+case(
+    "np.logspace traced bounds",
+    lambda x, y: (
+        np.logspace(0, x[0], 5),
+        np.logspace(x[0], y, 3, base=2.0, axis=-1),
+        np.logspace(x[0], x[1], 4, base=y),  # an array base: broadcast with the bounds
+    ),
+    [(a(3), A((2,), kind="pos", slot=1))],
+    dtypes=((F64, F64), (F32, F32)),
+    modes=("normal",),
+)
 
 # -- shapes
 S34 = [(a(3, 4),), (a(0, 4),)]
@@ -1329,6 +1353,7 @@ case(
 )  # int64 extremes cancel in a float64 mean: order-dependent
 for _name, _fn, _args in [  # where NumPy raises, jitc must raise the same kind
     ("np.flipud 0-d", np.flipud, [(a(),)]),
+    ("np.linspace negative num", lambda x: np.linspace(0, x[0], -1), [(a(3),)]),
     ("np.repeat negative count", lambda x: np.repeat(x, [1, -1, 2], axis=0), [(a(3, 4),)]),
     ("np.take wrap of an empty axis", lambda x: np.take(x, [1], axis=1, mode="wrap"), [(a(3, 0),)]),
     (
