@@ -155,6 +155,17 @@ def three_of_four_slabs(A, x):
     return A
 
 
+def reversed_reads(x, r):
+    """A new array written in part is a concatenation, whose loop runs in chunks; each
+    reads a reversed slice. Before: the chunk's index times the stride was `s_ + i0 * -1`,
+    so each chunk after the first read past its slice (garbage, or another element)."""
+    y = np.zeros_like(r)
+    y[0] = x[0]
+    z = np.zeros_like(r)
+    z[3:] = x[3:] * 2.0
+    return y + r[::-1], z - r[::-2].repeat(2), x + r[::-1]
+
+
 RNG = np.random.default_rng(1)
 PROGRAMS = [
     (slabs, lambda: slab_args(9, 3)),
@@ -172,6 +183,7 @@ PROGRAMS = [
     (components, lambda: (RNG.random((9, 5, 3)), RNG.random((4, 4)))),
     (rooted_components, lambda: (RNG.random((6, 5, 2)), RNG.random((5, 4)))),
     (three_of_four_slabs, lambda: slab_args(9, 3)),
+    (reversed_reads, lambda: (RNG.random(8), RNG.random(8))),
 ]
 
 

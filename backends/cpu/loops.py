@@ -117,6 +117,17 @@ def _combine(kind, acc, v, dtype):
     return f"({acc} if {acc} <= {v} else {v})"
 
 
+def _grouped(index: str) -> str:
+    """`index` as one operand of `*` or `//`: a chunk's `s_ + i0` times a slice's stride of
+    -1 read `s_ + i0 * -1`, past the end of a reversed slice (`x + r[::-1]` wrong in all
+    but a loop's first chunk), and `s_ + i0 // 2` likewise."""
+    return index if index.isidentifier() or index.isdigit() else f"({index})"
+
+
+def _scaled(index: str, factor) -> str:
+    return index if factor == 1 else f"{_grouped(index)} * {factor}"
+
+
 def _offset_of(expr: str, v: str) -> str | None:
     """For an index `expr` of the form `offset + v` (any grouping of a sum), the offset
     ("" for `v` alone); None if `v` appears otherwise."""
@@ -346,7 +357,7 @@ class LoopKernel:
         if op == "slice":
             sub = []
             for i, s, st in zip(idx, n.attrs["start"], n.attrs["stride"]):
-                term = i if st == 1 else f"{i} * {st}"
+                term = _scaled(i, st)
                 sub.append(term if s == 0 else f"{s} + {term}")
             sub = tuple(f"({e})" if " " in e else e for e in sub)
             return (yield self._memoized(x, sub, memo))
@@ -386,7 +397,7 @@ class LoopKernel:
                     di += 1
             terms, stride = [], 1  # the group's flat index, from the dst side
             for k in reversed(gd):
-                terms.append(idx[k] if stride == 1 else f"{idx[k]} * {self.sz(stride)}")
+                terms.append(idx[k] if stride == 1 else _scaled(idx[k], self.sz(stride)))
                 stride *= dst[k]
             flat = " + ".join(reversed(terms))
             if len(gs) == 1:
@@ -399,8 +410,8 @@ class LoopKernel:
             stride = int(np.prod([src[k] for k in gs], dtype=np.int64))
             for j, k in enumerate(gs):
                 stride //= src[k]
-                q = flat if stride == 1 else f"({flat} // {stride})"
-                out[k] = q if j == 0 else f"({q} % {src[k]})"
+                q = flat if stride == 1 else f"({_grouped(flat)} // {stride})"
+                out[k] = q if j == 0 else f"({_grouped(q)} % {src[k]})"
         return tuple(out)
 
     def _concatenate(self, n, idx):
@@ -561,7 +572,9 @@ class LoopKernel:
     def _inner_flat(self):
         terms, stride = [], 1
         for d in reversed(self.inner):
-            terms.append(self.index[d] if stride == 1 else f"{self.index[d]} * {self.sz(stride)}")
+            terms.append(
+                self.index[d] if stride == 1 else _scaled(self.index[d], self.sz(stride))
+            )
             stride *= self.shape[d]
         return " + ".join(reversed(terms)) or "0"
 
