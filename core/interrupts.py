@@ -5,9 +5,9 @@ its typing registries) or inside a kernel's compile broke the process for good: 
 call failed with "module 'numba' has no attribute 'core'", a TypingError for `p_[2:]`, or
 "no compiled object yet for <Library 'kernel'>". Worse, one inside any LLVM call of the
 main thread (numba makes a dispatcher, `import numba`) can leave llvmlite's global lock
-held, and the compile thread's next LLVM call then waits forever. So jitc runs those steps with SIGINT
-deferred: a Ctrl-C meanwhile is delivered as soon as the step is done (a kernel's compile
-takes 0.1-3 s), and what the step built stays built for the next call.
+held, and the compile thread's next LLVM call then waits forever. So jitc runs those
+steps with SIGINT deferred: a Ctrl-C meanwhile is delivered as soon as the step is done (a
+kernel's compile takes 0.1-3 s), and what the step built stays built for the next call.
 
 Python runs signal handlers in the main thread only; elsewhere (jitc's compile thread)
 there is nothing to defer.
