@@ -82,6 +82,67 @@ def test_windows_that_follow_a_loop_index_match_numpy(backend):
     matches_numpy(cholesky_rows, (_spd(12),), (), backend, 1e-13, 0)
 
 
+def reversals(y, k):
+    """A window reversed every way NumPy spells it, bounds from the end and clipped too."""
+    w = np.flip(y[:k]) * 3.0 + y[:k][::-1]
+    return w.sum(), np.dot(y[k::-1], y[k::-1] * 2.0), (y[k:0:-1] ** 2).sum(), y[-2:k:-1].sum()
+
+
+def reverse_into(y, k):
+    """Assignment through a reversed slice: its first element is y[k]."""
+    y[k::-1] = np.flip(y[k::-1]) * 2.0
+    return y
+
+
+def levinson_durbin(r, order):
+    """AR coefficients from autocorrelations: a dot of a window with a reversed window of
+    other bounds (`r[k:0:-1]` holds r[k], ..., r[1]), and a window updated from itself
+    reversed."""
+    a = np.zeros(order + 1)
+    a[0] = 1.0
+    e = r[0]
+    for k in range(1, order + 1):
+        lam = -np.dot(a[:k], r[k:0:-1]) / e
+        a[: k + 1] = a[: k + 1] + lam * a[k::-1]
+        e = e * (1.0 - lam * lam)
+    return a, e
+
+
+def levinson(r, y):
+    """Issue 36's Levinson recursion: solves T x = y, T symmetric Toeplitz of first row r."""
+    n = y.shape[0]
+    f = np.zeros(n)
+    x = np.zeros(n)
+    f[0] = 1.0 / r[0]
+    x[0] = y[0] / r[0]
+    for k in range(1, n):
+        ef = np.dot(r[k:0:-1], f[:k])
+        ex = np.dot(r[k:0:-1], x[:k])
+        f[: k + 1] = (f[: k + 1] - ef * f[k::-1]) / (1.0 - ef * ef)
+        x[: k + 1] = x[: k + 1] + (y[k] - ex) * np.flip(f[: k + 1])
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reversed_windows_match_numpy(backend):
+    y = RNG.random(9)
+    for k in (-12, -3, 0, 4, 8, 14):  # traced bounds: clipped to the axis as NumPy's are
+        matches_numpy(reversals, (y, k), (), backend, 1e-14, 0)
+        matches_numpy(reverse_into, (y, k), (), backend, 0, 0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_levinson_compiles_as_one_loop_and_matches_numpy(backend):
+    n = 40
+    r = np.exp(-0.3 * np.arange(n + 1)) + 0.1 * RNG.random(n + 1)
+    # each step's dot sums in another order than NumPy's BLAS: rounding, amplified a little
+    matches_numpy(levinson_durbin, (r, n), ("order",), backend, 1e-10, 1e-12)
+    matches_numpy(levinson, (r[:n], RNG.random(n)), (), backend, 1e-10, 1e-12)
+    for fn, args, static in [(levinson_durbin, (r, n), ("order",)), (levinson, (r[:n], r[:n]), ())]:
+        graph = jitc.jit(fn, static_argnames=static).lower(*args).graph
+        assert [m.op for m in graph.nodes].count("while") == 1
+
+
 def test_loops_over_windows_compile_as_loops_not_unrolled():
     graph = jitc.jit(cholesky_rows).lower(_spd(40)).graph
     assert [n.op for n in graph.nodes].count("while") == 1
@@ -108,8 +169,16 @@ def matrix_windows(A, k):
     return A[:k] @ A[:k]
 
 
-def flipped(y, k):
-    return np.flip(y[:k]).sum()
+def flipped_across(A, k):
+    return np.flip(A[:k], axis=1).sum()
+
+
+def other_axes(A, k):
+    return (A[:k] + A[:, :k]).sum()
+
+
+def unknown_extents(y, a, b):
+    return y[a:b] @ y[a + 1 : b + 1]
 
 
 def returned(y, k):
@@ -134,10 +203,12 @@ def _line(fn):
             UnsupportedError,
             "matrix product with more than 1-d",
         ),
-        (flipped, (np.ones(6), 4), UnsupportedError, "np.flip"),
+        (flipped_across, (np.ones((4, 4)), 3), UnsupportedError, "np.flip\\(axis=1\\)"),
+        (other_axes, (np.ones((4, 4)), 3), UnsupportedError, "on different axes"),
+        (unknown_extents, (np.ones(6), 1, 4), UnsupportedError, "with y\\[c:d\\]"),
         (returned, (np.ones(6), 4), UnsupportedError, "the shape of x\\[a:b\\]"),
     ],
-    ids=["two", "step", "float", "index_array", "matrix", "flip", "returned"],
+    ids=["two", "step", "float", "index_array", "matrix", "flip", "axes", "extents", "returned"],
 )
 def test_what_windows_cannot_do_is_refused_naming_the_line(fn, args, error, what):
     with pytest.raises(error, match=rf"{what}.*test_windows.py:{_line(fn)}"):

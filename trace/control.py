@@ -20,7 +20,7 @@ from jitc.core.errors import JitcError
 from jitc.core.pytree import flatten, leaf_paths, unflatten
 from jitc.core.source import user_loc, where
 from jitc.numpy_api.core import lift
-from jitc.trace import lax
+from jitc.trace import lax, ranges
 from jitc.trace.mutation.functional import assign
 from jitc.trace.rebind import current_ctx, tracing_in_this_thread
 from jitc.trace.tracer import TraceContext, Tracer
@@ -154,8 +154,11 @@ def range_loop(start, stop, step, body_fun, init_val, what="range", bound_names=
     def cond(state):
         return state[0] < hi if step > 0 else state[0] > hi
 
+    first, last = ranges.range_of(start, stop, step)
+
     def body(state):
         i, val = state
+        ranges.note_index(i, first, last)
         return i + step, body_fun(i, val)
 
     names = ["the loop index"] + leaf_paths(flatten(init_val)[1], "val")

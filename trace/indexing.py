@@ -180,13 +180,13 @@ def getitem(x, key):
     if _is_mask(x, key):
         return Masked(x.copy(), _full_mask(x, key))
     if window.has_traced_slice(key):
-        whole, axis, bounds = window.split(_expand(key, x.shape), x.shape, _is_array_index)
-        return window.read(getitem(x, whole), axis, bounds)
+        whole, axis, bounds, reverse = window.split(_expand(key, x.shape), x.shape, _is_array_index)
+        return window.read(getitem(x, whole), axis, bounds, reverse)
     if isinstance(key, Masked) and key.values.ndim == 1 and key.values.dtype.kind in "iu":
         # x[idx[a:b]]: the selected indices gather; those outside the selection read x[0]
         zero = lax.full(x.ctx, key.values.shape, 0, key.values.dtype)
         safe = lax.select(key.mask, key.values, zero)
-        return Masked(getitem(x, safe), key.mask, key.kind)
+        return key.like(getitem(x, safe))
     ix = _Index(x, key)
     y = ix.basic
     if ix.idx is None:
@@ -224,9 +224,12 @@ def setitem(x, key, value):
     if _is_mask(x, key):
         return _set_masked(x, key, value)
     if window.has_traced_slice(key):
-        whole, axis, bounds = window.split(_expand(key, x.shape), x.shape, _is_array_index)
+        whole, axis, bounds, reverse = window.split(_expand(key, x.shape), x.shape, _is_array_index)
         dest = _Index(x, whole).basic
-        return _set_masked(dest, window.mask(dest, axis, bounds), value)
+        target = window.read(dest, axis, bounds)
+        if isinstance(value, Masked) and value.window is not None:  # y[c:d] of equal extent
+            value = target.aligned(value.reversed() if reverse else value)
+        return _set_masked(dest, target.mask, value)
     ix = _Index(x, key)
     dest = ix.basic
     v = lift(ctx, value)

@@ -13,6 +13,7 @@ import numpy as np
 
 from jitc.core.errors import UnsupportedError
 from jitc.core.source import user_loc, where
+from jitc.trace import ranges
 
 
 def _data_dependent(what, loc=None, kind="mask"):
@@ -48,14 +49,22 @@ def same_mask(a, b, depth=16) -> bool:
 
 
 class Masked:
-    __slots__ = ("values", "mask", "loc", "kind")
+    __slots__ = ("values", "mask", "loc", "kind", "window")
     __array_priority__ = 1001
 
-    def __init__(self, values, mask, kind="mask"):
+    def __init__(self, values, mask, kind="mask", window=None):
         self.values = values  # a Tracer of the indexed array's shape
         self.mask = mask  # a bool Tracer of the same shape
         self.loc = user_loc()  # where x[mask] was written
         self.kind = kind  # "mask": x[mask]; "window": x[a:b] with traced bounds
+        # a window's (axis, a, b): position p of that axis holds its element p - a
+        self.window = window
+
+    def like(self, values):
+        """`values` (computed position by position) selected as these are."""
+        masked = Masked(values, self.mask, self.kind, self.window)
+        masked.loc = self.loc
+        return masked
 
     def returned(self):
         """The error for a Masked that leaves the function: its shape is data-dependent."""
@@ -66,12 +75,14 @@ class Masked:
 
     def _operand(self, x):
         if isinstance(x, Masked):
-            if not same_mask(x.mask.node, self.mask.node):
-                raise UnsupportedError(
-                    f"combining x[mask1] with y[mask2] needs the masks to "
-                    f"be the same computation{where()}"
-                )
-            return x.values
+            if same_mask(x.mask.node, self.mask.node):
+                return x.values
+            if self.window is not None and x.window is not None:
+                return self.aligned(x).values
+            raise UnsupportedError(
+                f"combining x[mask1] with y[mask2] needs the masks to "
+                f"be the same computation{where()}"
+            )
         if getattr(x, "ndim", 0) == 0:  # a Python or NumPy scalar, a 0-d array
             return x
         raise self._refused("combining an array with the elements")
@@ -85,14 +96,46 @@ class Masked:
             )
         result = ufunc(*(self._operand(x) for x in inputs))
         if isinstance(result, tuple):
-            return tuple(Masked(r, self.mask, self.kind) for r in result)
-        masked = Masked(result, self.mask, self.kind)
-        masked.loc = self.loc
-        return masked
+            return tuple(self.like(r) for r in result)
+        return self.like(result)
+
+    def aligned(self, other):
+        """The window `other` at this window's positions: NumPy pairs their elements in
+        order, so `r[1:k + 1]` and `a[:k]` combine when their extents are the same sum of
+        the loop index (trace/ranges.py), whatever their bounds."""
+        if same_mask(other.mask.node, self.mask.node):
+            return other
+        axis, a, b = self.window
+        other_axis, c, d = other.window
+        if other_axis != axis or other.values.ndim != self.values.ndim:
+            raise UnsupportedError(
+                f"combining windows x[a:b] on different axes{where()}: each must have its "
+                "run-time extent on the same axis"
+            )
+        if not ranges.same_extent((a, b), (c, d)):
+            raise UnsupportedError(
+                f"combining x[a:b] with y[c:d]{where()}: jitc combines windows whose "
+                "extents are the same sum of a loop index and constants (a[:k] with "
+                "r[1:k + 1] in a for loop over range(...) of Python ints), and cannot tell "
+                "that these two hold as many elements"
+            )
+        n, m = self.values.shape[axis], other.values.shape[axis]
+        index = np.clip(np.arange(n) - a + c, 0, m - 1)  # positions outside: masked out
+        return self.like(np.take(other.values, index, axis=axis))
+
+    def reversed(self):
+        """The window in reverse order (`np.flip(y[:k])`, `y[:k][::-1]`, `r[k:0:-1]`): the
+        element at position p is the one at a + b - 1 - p."""
+        axis, a, b = self.window
+        n = self.values.shape[axis]
+        index = np.clip(a + b - 1 - np.arange(n), 0, n - 1)
+        return self.like(np.take(self.values, index, axis=axis))
 
     def __array_function__(self, func, types, args, kwargs):
         if func.__name__ in _DOTS and len(args) == 2 and not kwargs:
             return _dot(*args)
+        if func.__name__ == "flip" and self.window is not None and args[0] is self:
+            return self._flipped(*args[1:], **kwargs)
         reduce = _REDUCTIONS.get(func.__name__)
         if (
             reduce is None
@@ -134,7 +177,17 @@ class Masked:
         raise self._refused("iteration")
 
     def __getitem__(self, key):
+        reverse = isinstance(key, slice) and key == slice(None, None, -1)
+        if self.window is not None and self.values.ndim == 1 and reverse:
+            return self.reversed()
         raise self._refused("indexing")
+
+    def _flipped(self, axis=None):
+        """np.flip along the window's axis (any axis of a 1-d window)."""
+        ndim = self.values.ndim
+        if (axis is None and ndim == 1) or (axis is not None and axis % ndim == self.window[0]):
+            return self.reversed()
+        raise self._refused(f"np.flip(axis={axis})")
 
     def __bool__(self):
         raise self._refused("bool()")
@@ -193,7 +246,7 @@ for _name, _ufunc in [
     setattr(Masked, f"__{_name}__", _operator(_ufunc))
 Masked.__matmul__ = _dot
 Masked.__rmatmul__ = lambda self, other: _dot(other, self)
-Masked.__neg__ = lambda self: Masked(-self.values, self.mask, self.kind)
-Masked.__abs__ = lambda self: Masked(abs(self.values), self.mask, self.kind)
-Masked.__invert__ = lambda self: Masked(~self.values, self.mask, self.kind)
+Masked.__neg__ = lambda self: self.like(-self.values)
+Masked.__abs__ = lambda self: self.like(abs(self.values))
+Masked.__invert__ = lambda self: self.like(~self.values)
 Masked.__hash__ = None

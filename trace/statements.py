@@ -22,7 +22,7 @@ from jitc.core.errors import JitcError, TracerError
 from jitc.core.pytree import flatten, leaf_paths, unflatten
 from jitc.core.source import user_loc, where
 from jitc.numpy_api.core import lift
-from jitc.trace import autograph, control
+from jitc.trace import autograph, control, ranges
 from jitc.trace.control import LoopContext, LoopError
 from jitc.trace.rebind import current_ctx, tracing_in_this_thread
 from jitc.trace.tracer import Tracer
@@ -152,7 +152,8 @@ def _compiled_for(ctx, bounds, body, vals, names, loc):
     def step_fn(i, carried):
         return carry.leaves_of(body(i, carry.merge(carried)))
 
-    init = _settled(ctx, step_fn, carry.leaves, carry.names, loc, True)
+    index = ranges.range_of(start, stop, step)
+    init = _settled(ctx, step_fn, carry.leaves, carry.names, loc, index)
     out = control.range_loop(start, stop, step, step_fn, tuple(init), "for")
     return carry.result(names, out, f"it is assigned only inside the loop at {_at(loc)}")
 
@@ -382,11 +383,12 @@ class _Carry:
         return tuple(full)
 
 
-def _settled(ctx, step_fn, init, names, loc, index=False) -> list:
+def _settled(ctx, step_fn, init, names, loc, index=None) -> list:
     """`init` as Tracers of the types the step keeps them in: a name the body rebinds to
     another dtype (`s = 0` then `s += x[i]`) is carried in the dtype it has after the first
     step, as NumPy's value has; a changed shape cannot be carried. The types only rise (a
-    dtype to a common one, weak to strong), so the dry traces end."""
+    dtype to a common one, weak to strong), so the dry traces end. `index`: a for loop's
+    (lo, hi) of its index (step_fn takes the index first)."""
     types = [_type(lift(ctx, x)) for x in init]
     while True:
         out = _dry(ctx, step_fn, init, loc, types, index)
@@ -423,7 +425,7 @@ def _type(t: Tracer) -> tuple:
     return (t.shape, t.dtype, t.weak)
 
 
-def _dry(ctx, fn, init, loc, types=None, index=False) -> list:
+def _dry(ctx, fn, init, loc, types=None, index=None) -> list:
     """The (shape, dtype, weak) of each value fn returns (None: Undefined), fn traced on
     stand-ins of `init` (of `types` where given) in a scratch loop body: its ops are dead
     code there."""
@@ -436,9 +438,11 @@ def _dry(ctx, fn, init, loc, types=None, index=False) -> list:
                 Tracer(scratch, scratch.graph.add_parameter(s, d, loc), weak=w, scalar=s == ())
                 for s, d, w in given
             ]
-            if index:
+            if index is not None:
                 i = scratch.graph.add_parameter((), np.dtype(np.int64), loc)
-                out = fn(Tracer(scratch, i, weak=True, scalar=True), tuple(stand))
+                i = Tracer(scratch, i, weak=True, scalar=True)
+                ranges.note_index(i, *index)
+                out = fn(i, tuple(stand))
             else:
                 out = fn(tuple(stand))
             for v in out:

@@ -58,6 +58,8 @@ class TraceContext:
         # parameter node of a Python int -> the integer dtypes it was converted to (its value
         # must fit each: uint8 and int8 together leave 0..127)
         self.int_ranges: dict = {}
+        # a loop index's parameter node -> (lo, hi) of its values (trace/ranges.py)
+        self.index_ranges: dict = {}
 
     def capture(self, array, write=False) -> Tracer:
         """The Tracer of a NumPy array the function writes (out=, x += on an array it
@@ -429,6 +431,8 @@ def _binary(ufunc, reflected=False):
     name = f"np.{ufunc.__name__}"  # how run-time errors name the operator (a ** b: np.power)
 
     def method(self, other):
+        if getattr(other, "__array_priority__", 0) > Tracer.__array_priority__:
+            return NotImplemented  # x[mask], x[a:b] (trace/masked.py) compute their own
         with calling(name):
             return api.apply_operator(ufunc, (other, self) if reflected else (self, other))
 

@@ -572,9 +572,7 @@ class LoopKernel:
     def _inner_flat(self):
         terms, stride = [], 1
         for d in reversed(self.inner):
-            terms.append(
-                self.index[d] if stride == 1 else _scaled(self.index[d], self.sz(stride))
-            )
+            terms.append(self.index[d] if stride == 1 else _scaled(self.index[d], self.sz(stride)))
             stride *= self.shape[d]
         return " + ".join(reversed(terms)) or "0"
 

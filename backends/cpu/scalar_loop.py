@@ -293,11 +293,12 @@ class _Emitter:
             row = env["row", n]  # checked before the loop (prepared)
             expr = load(x.dtype, _at(x.name, f"{row} * {self.sz(x.shape[1])} + {t}"))
         elif n.op == "gather" and n.operands[0].ndim == 1 and n.operands[1].ndim == 1:
-            x = self.newest(env[n.operands[0]])  # x[idx[a:b]]: an index per element
-            index = Scalar(self.element(n.operands[1], t, env, memo), n.operands[1].dtype)
-            k = self._index(index, x.shape[0], GATHER_FAILURE)
+            # x[idx[a:b]], a window reversed or aligned with another: an index per element
+            source, indices = n.operands
+            index = Scalar(self.element(indices, t, env, memo), indices.dtype)
+            k = self._index(index, source.shape[0], GATHER_FAILURE)
             self.raises.add("gather")
-            expr = load(x.dtype, _at(x.name, k))
+            return self.element(source, k, env, {})  # at another position: its own memo
         elif n.op in ops.ELEMENTWISE:
             args = [self.element(o, t, env, memo) for o in n.operands]
             dtype = n.operands[-1].dtype if n.op == "select" else n.operands[0].dtype
