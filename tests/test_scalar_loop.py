@@ -15,7 +15,7 @@ from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.scalar_loop import scalar_loop
 from jitc.core.ir_text import parse_graph
 from tests.test_loops import aot_matches_numpy, matches_numpy
-from tests.test_windows import _csr, cholesky_rows, csr_matvec
+from tests.test_windows import _csr, cholesky_rows, csr_matvec, levinson, levinson_durbin
 
 RNG = np.random.default_rng(36)
 
@@ -144,6 +144,17 @@ def test_scalar_loops_run_as_one_kernel_and_match_numpy(fn, make, static):
     assert _loop_kernels(fn, make(), static) == (1, 0)
 
 
+def test_levinson_with_its_window_writes_is_one_kernel():
+    """Windows written from their own reversal (`f[:k + 1] = f[:k + 1] - ef * f[k::-1]`:
+    through a scratch row, NumPy's right side first) and dots of windows aligned by
+    their static bounds, fused with the writes that read them."""
+    n = 30
+    r = np.exp(-0.3 * np.arange(n + 1)) + 0.1 * RNG.random(n + 1)
+    for fn, args, static in [(levinson_durbin, (r, n), ("order",)), (levinson, (r[:n], r[1:]), ())]:
+        matches_numpy(fn, args, static, "cpu", 1e-10, 1e-12)
+        assert _loop_kernels(fn, args, static) == (1, 0)
+
+
 def jacobi_sweeps(u, sweeps):
     for _ in range(sweeps):
         u[1:-1] = 0.5 * (u[:-2] + u[2:])
@@ -246,7 +257,7 @@ graph reads_old(%0: f64[4], %1: s64[]) {
 def test_a_step_reading_an_element_it_overwrote_is_not_one_kernel():
     g = parse_graph(OLD_VERSION_READ)
     (loop,) = [n for n in g.nodes if n.op == "while"]
-    assert scalar_loop(loop, [((4,), np.dtype(np.float64))], Sizes()) is None
+    assert scalar_loop(loop, [((4,), np.dtype(np.float64))], Sizes(), rows=True) is None
     x = np.array([5.0, 6.0, 7.0, 8.0])
     want = x.copy()
     old = want[2]
@@ -258,6 +269,14 @@ def test_a_step_reading_an_element_it_overwrote_is_not_one_kernel():
 
 def test_a_scalar_loop_compiles_ahead_of_time_into_the_object(tmp_path):
     aot_matches_numpy(cholesky_loops, ("f64[16,16]",), lambda: (_spd(16),), tmp_path)
+
+
+def test_a_window_written_from_itself_runs_per_step_ahead_of_time(tmp_path):
+    """Its scratch row needs an allocation an AOT object cannot make: the driver steps the
+    loop instead (before: numba's "NRT required but not enabled")."""
+    r = np.exp(-0.3 * np.arange(12))
+    y = np.linspace(1.0, 2.0, 12)
+    aot_matches_numpy(levinson, ("f64[12]", "f64[12]"), lambda: (r.copy(), y.copy()), tmp_path)
 
 
 def window_tests(y, n):

@@ -617,7 +617,7 @@ class Planner:
         if any(_overlap(r, c) for r in reads[1:] for c in carried):
             return False
         kb = _KernelBuilder()
-        loop = scalar_loop(n, [(b.shape, b.dtype) for b in carried], kb.sz)
+        loop = scalar_loop(n, [(b.shape, b.dtype) for b in carried], kb.sz, rows=not self.aot)
         if loop is None:
             return False
         kb.add(loop.source, [_flat(b) for b in reads], [_flat(b) for b in carried])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from jitc.backends.cpu.loops import Sizes
-from jitc.backends.cpu.lowering import TYPE_NAMES, literal, load, lower_elementwise, store
+from jitc.backends.cpu.lowering import STORAGE, TYPE_NAMES, literal, load, lower_elementwise, store
 from jitc.backends.cpu.scatter import ERROR as SCATTER_ERROR
 from jitc.core import ops
 from jitc.core.errors import UnsupportedError
@@ -98,8 +98,9 @@ class ScalarLoop:
 
 
 class _Emitter:
-    def __init__(self, sizes: Sizes):
+    def __init__(self, sizes: Sizes, rows: bool):
         self.sz = sizes
+        self.rows = rows  # may allocate scratch rows (not in AOT: no runtime)
         self.lines: list[str] = []
         self.depth = 1
         self.count = 0
@@ -187,14 +188,13 @@ class _Emitter:
             return self.scatter(n, *args)
         if op == "get":
             return args[0][n.attrs["index"]]
-        if op == "fusion" and n.attrs["kind"] == "reduction" and n.shape == ():
+        if op == "fusion" and n.attrs["kind"] == "reduction" and n.tuple_types is None:
             return self.sum(n.subgraph, args)[0]
         if op == "fusion" and n.attrs["kind"] == "reduction" and n.tuple_types is not None:
-            if any(shape != () for shape, _ in n.tuple_types):
-                raise NotScalar("a reduction fusion with an array output")
             return tuple(self.sum(n.subgraph, args))
         if op == "fusion" and n.attrs["kind"] == "loop" and n.tuple_types is None and n.ndim == 1:
-            return LazyVector(n.subgraph.outputs[0], self.prepared(n.subgraph, args))
+            lazy = LazyVector(n.subgraph.outputs[0], self.prepared(n.subgraph, args))
+            return self.window_write(lazy) or lazy
         if op == "fusion" and n.attrs["kind"] == "loop":
             outs = self.graph(n.subgraph, args)
             return tuple(outs) if n.tuple_types is not None else outs[0]
@@ -207,7 +207,8 @@ class _Emitter:
         over its elements; the body's outputs. Where the terms are `select(a <= t < b, x, 0)`
         (trace/window.py's mask), the loop runs over [a, b) alone: the window's extent, not
         the axis's. The body's other outputs are scalars (`A[i, j] - that sum`, index
-        arithmetic fused alongside), computed before the loop or after it."""
+        arithmetic fused alongside), computed before the loop or after it, and window
+        writes of carried arrays, made after it."""
         sums = [m for m in body.nodes if m.op == "reduce"]
         if len(sums) != 1:
             raise NotScalar("a fusion of several reductions")
@@ -238,7 +239,45 @@ class _Emitter:
         for m in body.nodes:  # the scalars that read the sum
             if m not in env and m.shape == ():
                 self._scalar_of(m, env)
+        for o in body.outputs:  # `a[:k + 1] = a[:k + 1] + lam * a[k::-1]`, lam the sum's
+            if o not in env:
+                env[o] = self.window_write(LazyVector(o, env)) if o.ndim == 1 else None
+                if env[o] is None:
+                    raise NotScalar("a reduction fusion with an array output")
         return [env[o] for o in body.outputs]
+
+    def window_write(self, lazy: LazyVector) -> Array | None:
+        """`x[a:b] = f(...)` of an array the loop carries (`select(window, f, x)`), written
+        into its buffer over [a, b) alone, or None where `lazy` is no such write. Where f
+        reads x at other positions than its own (`f[:k + 1] - ef * f[k::-1]`), it is
+        computed into a scratch row first, as NumPy computes the right side first."""
+        window = _window(lazy.out, lazy.env, keep=True)
+        if window is None:
+            return None
+        x, starts, stops, old = window
+        base = lazy.env[old]
+        if not isinstance(base, Array) or base.key not in self.writable or len(base.shape) != 1:
+            return None
+        self.newest(base)
+        size = self.sz(base.shape[0])
+        lo = self._bound("max", [0] + [self.scalar(a) for a in starts])
+        hi = self._bound("min", [size] + [self.scalar(b) for b in stops])
+        t = self.fresh("t")
+        target = base.name
+        if _reads_elsewhere(x, lazy.env, base.key):
+            if not self.rows:
+                raise NotScalar("a window written from itself: a scratch row, not in AOT")
+            target = self.fresh("row")
+            self.constant_lines.append(f"    {target} = scratch({size}, {STORAGE[base.dtype]})")
+        self.line(f"for {t} in range({lo}, {hi}):")
+        self.depth += 1
+        value = self.element(x, t, lazy.env, {})
+        self.line(f"{_at(target, t)} = {store(base.dtype, value)}")
+        self.depth -= 1
+        if target != base.name:
+            self.line(f"for {t} in range({lo}, {hi}):")
+            self.line(f"    {_at(base.name, t)} = {_at(target, t)}")
+        return Array(base.name, base.key, self.new_version(base.key), base.shape, base.dtype)
 
     def prepared(self, body: Graph, params: list, skip=None) -> dict:
         """The environment of a body computed element by element: its parameters, and its
@@ -280,12 +319,12 @@ class _Emitter:
             lazy = env[n]
             return self.element(lazy.out, t, lazy.env, memo)
         if n.op == "parameter" and isinstance(env[n], VectorConstant):
-            expr = _vector_constant(env[n].node, t)
+            expr = _vector_constant(env[n].node, t, self.sz)
         elif n.op == "parameter":
             x = self.newest(env[n])
             expr = load(x.dtype, _at(x.name, t))
         elif n.op == "constant":
-            expr = _vector_constant(n, t)
+            expr = _vector_constant(n, t, self.sz)
         elif n.op == "broadcast_in_dim" and n.operands[0].shape == ():
             return self.scalar(env[n.operands[0]])
         elif n.op == "gather" and n.operands[1].shape == () and n.operands[0].ndim == 2:
@@ -435,14 +474,21 @@ class _Emitter:
         return results, counted
 
 
-def _vector_constant(n: Node, t: str) -> str:
-    """Element `t` of a constant the emitter can index without its array: 0, 1, 2, ... (a
-    window's positions) or one repeated value."""
+def _vector_constant(n: Node, t: str, sz: Sizes) -> str:
+    """Element `t` of a constant the emitter can index without its array: one repeated
+    value, or c ± t clipped to the constant's range (0, 1, 2, ...: a window's positions;
+    a window aligned with another, or reversed, by static bounds: t + 1, 7 - t)."""
     value = n.attrs["value"]
-    if n.dtype.kind in "iu" and np.array_equal(value, np.arange(value.size)):
-        return f"{TYPE_NAMES[n.dtype]}({t})"
     if value.size and np.all(value == value.flat[0]):
         return literal(value.flat[0], n.dtype)
+    if n.dtype.kind in "iu" and value.ndim == 1:
+        lo, hi, size = int(value.min()), int(value.max()), value.size
+        for sign in (1, -1):
+            for c in (int(value[0]), int(value[-1]) - sign * (size - 1)):
+                if np.array_equal(value, np.clip(c + sign * np.arange(size), lo, hi)):
+                    c, lo, hi = (v if abs(v) <= 1 else sz(v) for v in (c, lo, hi))
+                    at = f"np.int64({c}) {'+' if sign > 0 else '-'} {t}"
+                    return f"{TYPE_NAMES[n.dtype]}(min(max({at}, {lo}), {hi}))"
     raise NotScalar("a constant array in a sum")
 
 
@@ -473,17 +519,20 @@ def _at(buffer: str, index: str) -> str:
     return f"{buffer}[np.uint64({index})]"
 
 
-def _window(terms: Node, env: dict):
+def _window(terms: Node, env: dict, keep: bool = False):
     """(x, starts, stops) where `terms` is select(mask, x, 0) and the mask holds exactly at
     the positions t with every start <= t < every stop (scalars: each as its value in
-    the environment it is read in), else None."""
+    the environment it is read in), else None. `keep`: select(mask, x, old) instead, old a
+    parameter of `env` (a window write), and (x, starts, stops, old)."""
     if terms.op != "select":
         return None
-    mask, x, zero = terms.operands
-    zero, _ = _origin(zero, env)
+    mask, x, other = terms.operands
+    if keep and other.op != "parameter":
+        return None
+    zero, _ = _origin(other, env)
     if zero.op == "broadcast_in_dim":
         zero = zero.operands[0]
-    if zero.op != "constant" or np.any(zero.attrs["value"] != 0):
+    if not keep and (zero.op != "constant" or np.any(zero.attrs["value"] != 0)):
         return None
     starts, stops, parts = [], [], [(mask, env)]
     while parts:
@@ -491,7 +540,15 @@ def _window(terms: Node, env: dict):
         if m.op in ("bitwise_and", "logical_and"):
             parts += [(o, at) for o in m.operands]
             continue
-        if m.op == "constant" and m.dtype.kind == "b" and np.all(m.attrs["value"]):
+        if m.op == "constant" and m.dtype.kind == "b" and m.ndim == 1:  # a static bound
+            v = m.attrs["value"]
+            first, last = int(np.argmax(v)), v.size - int(np.argmax(v[::-1]))
+            if not v.any() or not np.array_equal(
+                v, (first <= np.arange(v.size)) & (np.arange(v.size) < last)
+            ):
+                return None
+            starts.append(_known(first, np.int64))
+            stops.append(_known(last, np.int64))
             continue
         if m.op not in ("less", "greater_equal") or not _positions(_origin(m.operands[0], at)[0]):
             return None
@@ -501,7 +558,27 @@ def _window(terms: Node, env: dict):
         if bound.shape != ():
             return None
         (stops if m.op == "less" else starts).append(at[bound])
-    return x, starts, stops
+    return (x, starts, stops, other) if keep else (x, starts, stops)
+
+
+def _reads_elsewhere(x: Node, env: dict, key) -> bool:
+    """Does element t of `x` read buffer `key` at a position other than t (a gather of
+    it: a window reversed, or aligned with another)?"""
+    seen, todo = set(), [(x, env)]
+    while todo:
+        n, at = todo.pop()
+        if (n, id(at)) in seen:
+            continue
+        seen.add((n, id(at)))
+        if n.op == "gather":
+            source, source_env = _origin(n.operands[0], at)
+            value = source_env.get(source)
+            if source.op != "parameter" or not isinstance(value, Array) or value.key == key:
+                return True
+        if n.op == "parameter" and isinstance(at.get(n), LazyVector):
+            todo.append((at[n].out, at[n].env))
+        todo += [(o, at) for o in n.operands]
+    return False
 
 
 def _known(value, dtype) -> Scalar:
@@ -585,12 +662,13 @@ def _cast(expr: str, dtype) -> str:
     return f"{TYPE_NAMES[np.dtype(dtype)]}({expr})"
 
 
-def scalar_loop(n: Node, carried_shapes: list, sizes: Sizes) -> ScalarLoop | None:
+def scalar_loop(n: Node, carried_shapes: list, sizes: Sizes, rows: bool) -> ScalarLoop | None:
     """The body computing the `while` node `n` in one kernel, or None where its step is not
     scalar work. Its arrays, all passed flat: the first test's flag, the invariants, then
-    the carried values (in and out: their initial values are there before the call)."""
+    the carried values (in and out: their initial values are there before the call).
+    `rows`: the kernel may allocate scratch rows (not in AOT)."""
     k = n.attrs["carried"]
-    em = _Emitter(sizes)
+    em = _Emitter(sizes, rows)
     names = ["flag0"] + [f"invariant{j}" for j in range(len(n.operands) - 1 - k)]
     names += [f"carried{j}" for j in range(k)]
     args = [Array("flag0", "flag0", 0, (1,), np.dtype(np.bool_))]
