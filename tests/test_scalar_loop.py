@@ -15,7 +15,7 @@ from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.scalar_loop import scalar_loop
 from jitc.core.ir_text import parse_graph
 from tests.test_loops import aot_matches_numpy, matches_numpy
-from tests.test_windows import _csr, cholesky_rows, csr_matvec, levinson, levinson_durbin
+from tests.test_windows import _csr, cholesky_rows, csr_matvec, durbin, levinson, levinson_durbin
 
 RNG = np.random.default_rng(36)
 
@@ -150,7 +150,12 @@ def test_levinson_with_its_window_writes_is_one_kernel():
     their static bounds, fused with the writes that read them."""
     n = 30
     r = np.exp(-0.3 * np.arange(n + 1)) + 0.1 * RNG.random(n + 1)
-    for fn, args, static in [(levinson_durbin, (r, n), ("order",)), (levinson, (r[:n], r[1:]), ())]:
+    cases = [
+        (levinson_durbin, (r, n), ("order",)),
+        (levinson, (r[:n], r[1:]), ()),
+        (durbin, (r / r[0], n), ("n",)),
+    ]
+    for fn, args, static in cases:
         matches_numpy(fn, args, static, "cpu", 1e-10, 1e-12)
         assert _loop_kernels(fn, args, static) == (1, 0)
 

@@ -334,9 +334,10 @@ class _Emitter:
         elif n.op == "gather" and n.operands[0].ndim == 1 and n.operands[1].ndim == 1:
             # x[idx[a:b]], a window reversed or aligned with another: an index per element
             source, indices = n.operands
-            index = Scalar(self.element(indices, t, env, memo), indices.dtype)
-            k = self._index(index, source.shape[0], GATHER_FAILURE)
-            self.raises.add("gather")
+            k = self.element(indices, t, env, memo)
+            if not _clipped(indices, env, source.shape[0]):
+                k = self._index(Scalar(k, indices.dtype), source.shape[0], GATHER_FAILURE)
+                self.raises.add("gather")
             return self.element(source, k, env, {})  # at another position: its own memo
         elif n.op in ops.ELEMENTWISE:
             args = [self.element(o, t, env, memo) for o in n.operands]
@@ -559,6 +560,26 @@ def _window(terms: Node, env: dict, keep: bool = False):
             return None
         (stops if m.op == "less" else starts).append(at[bound])
     return (x, starts, stops, other) if keep else (x, starts, stops)
+
+
+def _clipped(indices: Node, env: dict, size: int) -> bool:
+    """Are `indices` clipped into [0, size) (a window's positions aligned with another's,
+    or reversed: trace/masked.py), so that reading by them needs no check?"""
+    n, at = _origin(indices, env)
+    if n.op == "constant":
+        value = n.attrs["value"]
+        return value.size > 0 and value.min() >= 0 and value.max() < size
+    if n.op != "minimum":
+        return False
+    low, high = (_origin(o, at)[0] for o in n.operands)
+    if low.op != "maximum":
+        return False
+    bounds = [_origin(low.operands[1], at)[0], high]
+    bounds = [b.operands[0] if b.op == "broadcast_in_dim" else b for b in bounds]
+    if any(b.op != "constant" or b.size != 1 for b in bounds):
+        return False
+    lo, hi = (int(b.attrs["value"].reshape(())) for b in bounds)
+    return lo >= 0 and hi < size
 
 
 def _reads_elsewhere(x: Node, env: dict, key) -> bool:
