@@ -762,6 +762,35 @@ def cholesky_loops(A):
     return L
 
 
+def cholesky_in_place(A):
+    """Issue 36's form: the argument overwritten by its factor, a dot of two windows."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            A[i, j] -= A[i, :j] @ A[j, :j]
+            if i == j:
+                A[i, i] = np.sqrt(A[i, i])
+            else:
+                A[i, j] /= A[j, j]
+    return A
+
+
+def durbin(r):
+    """Issue 36's Levinson-Durbin (Golub and Van Loan's Durbin): the Yule-Walker system of
+    autocorrelations r (r[0] = 1); a window updated from itself reversed."""
+    n = r.shape[0] - 1
+    y = np.zeros(n)
+    y[0] = -r[1]
+    beta = 1.0
+    alpha = -r[1]
+    for k in range(1, n):
+        beta = (1.0 - alpha * alpha) * beta
+        alpha = -(r[k + 1] + np.dot(r[k:0:-1], y[:k])) / beta
+        y[:k] += alpha * y[:k][::-1]
+        y[k] = alpha
+    return y
+
+
 def lstm_loop_case(steps, hidden):
     """W4's stacked LSTM over `steps` steps, the loop inside the jitted function."""
     step, _ = make_lstm(hidden)
@@ -852,6 +881,32 @@ def w13(quick=False):
             rtol=1e-10,
             atol=1e-12,
             skip={"JAX": "its inner bounds follow the index: JAX needs masks and a rewrite"},
+        )
+    )
+    k = 12 if quick else 200
+    S = rng.standard_normal((k, k))
+    spd = S @ S.T + k * np.eye(k)
+    cases.append(
+        Case(
+            f"W13 Cholesky in place, A[i, j] -= A[i, :j] @ A[j, :j], {k}x{k} f64",
+            cholesky_in_place,
+            (spd, spd.copy()),
+            run=_from_start(1),
+            rtol=1e-10,
+            atol=1e-12,
+            skip={"JAX": "its slices follow the index: JAX needs masks and a rewrite"},
+        )
+    )
+    k = 16 if quick else 4000
+    r = np.exp(-0.5 * np.arange(k + 1)) * np.cos(0.1 * np.arange(k + 1))
+    cases.append(
+        Case(
+            f"W13 Levinson-Durbin, y[:k] += alpha * y[:k][::-1], {k} f64",
+            durbin,
+            (r,),
+            rtol=1e-8,
+            atol=1e-12,
+            skip={"JAX": "its slices follow the index: JAX needs masks and a rewrite"},
         )
     )
     cases.append(lstm_loop_case(*((2, 16) if quick else (100, 60))))
