@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jitc
+from benchmarks.workloads import durbin
 from jitc.core.errors import UnsupportedError
 from tests.test_loops import matches_numpy
 
@@ -108,20 +109,6 @@ def levinson_durbin(r, order):
     return a, e
 
 
-def durbin(r, n):
-    """Issue 36's form (Golub and Van Loan's Durbin): `y[:k] += alpha * y[:k][::-1]`."""
-    y = np.zeros(n)
-    y[0] = -r[1]
-    beta = 1.0
-    alpha = -r[1]
-    for k in range(1, n):
-        beta = (1.0 - alpha * alpha) * beta
-        alpha = -(r[k + 1] + np.dot(r[k:0:-1], y[:k])) / beta
-        y[:k] += alpha * y[:k][::-1]
-        y[k] = alpha
-    return y
-
-
 def levinson(r, y):
     """Issue 36's Levinson recursion: solves T x = y, T symmetric Toeplitz of first row r."""
     n = y.shape[0]
@@ -153,7 +140,7 @@ def test_levinson_compiles_as_one_loop_and_matches_numpy(backend):
     # each step's dot sums in another order than NumPy's BLAS: rounding, amplified a little
     matches_numpy(levinson_durbin, (r, n), ("order",), backend, 1e-10, 1e-12)
     matches_numpy(levinson, (r[:n], RNG.random(n)), (), backend, 1e-10, 1e-12)
-    matches_numpy(durbin, (r / r[0], n), ("n",), backend, 1e-10, 1e-12)
+    matches_numpy(durbin, (r / r[0],), (), backend, 1e-10, 1e-12)  # the issue's form
     for fn, args, static in [(levinson_durbin, (r, n), ("order",)), (levinson, (r[:n], r[:n]), ())]:
         graph = jitc.jit(fn, static_argnames=static).lower(*args).graph
         assert [m.op for m in graph.nodes].count("while") == 1
