@@ -113,6 +113,25 @@ EXPENSIVE = frozenset(
     }
 )
 
+# Complex ops NumPy computes with the C library's complex functions (the C99 name its loop
+# calls; the others with libm's real and complex functions): the cpu backend calls the same
+# ones (backends/cpu/complexlibm.py), which AOT objects, importing nothing, cannot.
+COMPLEX_C99 = {
+    "sin": "csin",
+    "cos": "ccos",
+    "tan": "ctan",
+    "arcsin": "casin",
+    "arccos": "cacos",
+    "arctan": "catan",
+    "sinh": "csinh",
+    "cosh": "ccosh",
+    "tanh": "ctanh",
+    "arcsinh": "casinh",
+    "arccosh": "cacosh",
+    "arctanh": "catanh",
+}
+COMPLEX_LIBM = frozenset(COMPLEX_C99) | {"expm1", "log1p", "exp2", "log2", "log10", "power"}
+
 # What jitc computes on complex64/complex128 (anything else is refused by name at trace
 # time, lax.emit): NumPy's complex loops for these, reductions of kind sum/prod only.
 COMPLEX = (
@@ -128,6 +147,8 @@ COMPLEX = (
             "exp",
             "log",
             "sqrt",
+            "sign",
+            "reciprocal",
             "equal",
             "not_equal",
             "isnan",
@@ -152,8 +173,16 @@ COMPLEX = (
         }
     )
     | PARTS
+    | COMPLEX_LIBM
 )
 COMPLEX_REDUCE_KINDS = ("sum", "prod")
+# What a refusal of a complex value lists as computed.
+COMPLEX_COMPUTED = (
+    "complex arithmetic, abs, angle, conj, real/imag, sign, reciprocal, power, the "
+    "exponentials, logarithms, square roots, trigonometric and hyperbolic functions and their "
+    "inverses, sum/prod/mean, where, matmul and vecdot"
+)
+
 
 SOURCES = frozenset({"parameter", "constant", "iota"})
 SHAPE_OPS = frozenset({"broadcast_in_dim", "reshape", "transpose", "slice", "concatenate"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.core import ops
 from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
 from jitc.numpy_api.core import _lifted, _mark, implements, is_tracer
@@ -56,6 +57,7 @@ def _shape_functions():
         "vstack",
         "split",
         "array_split",
+        "unstack",
         "atleast_1d",
         "atleast_2d",
         "atleast_3d",
@@ -97,6 +99,7 @@ FUNCTIONS = _shape_functions() | {
     np.trace,
     np.dot,
     np.matmul,
+    np.linalg.vecdot,
 }
 
 
@@ -135,6 +138,5 @@ def refuse_complex(what: str, values) -> None:
     if dtype is not None:
         raise UnsupportedError(
             f"{what} on {dtype} is not supported by jitc{where()}: jitc "
-            "computes complex arithmetic, abs, angle, conj, real/imag, "
-            "exp, log, sqrt, sum/prod/mean, where and matmul"
+            f"computes {ops.COMPLEX_COMPUTED}"
         )

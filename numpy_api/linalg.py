@@ -83,14 +83,12 @@ def dot(a, b, out=None):
 
 @implements(np.vecdot)  # a gufunc: ufunc_dispatch calls it; listed for the surface
 def vecdot(x1, x2, /, *, axis=-1):
-    """NumPy's vecdot gufunc (n),(n)->() on real arrays: the dot product along `axis` of
-    each pair of vectors, batch axes broadcast (as matmul: one dot_general, so float16
-    accumulates as NumPy's float16 dot does). Complex vectors (conjugating x1) are refused:
-    as a ufunc it is not behind the registry's complex gate."""
-    from jitc.numpy_api.complex import refuse_complex
-
-    refuse_complex("np.vecdot", (x1, x2))
+    """NumPy's vecdot gufunc (n),(n)->(): the dot product along `axis` of each pair of
+    vectors, x1 conjugated, batch axes broadcast (as matmul: one dot_general, so float16
+    accumulates as NumPy's float16 dot does)."""
     a, b = _promote_pair(x1, x2, "vecdot")
+    if a.dtype.kind == "c":
+        a = lax.conjugate(a)
     for i, x in enumerate((a, b)):
         if x.ndim == 0:
             raise ValueError(

@@ -60,6 +60,10 @@ COMPLEX_UFUNCS = frozenset(
         "isinf",
         "isfinite",
         "matmul",
+        "sign",
+        "reciprocal",
+        "float_power",
+        *ops.COMPLEX_LIBM,
     }
 )
 _REDUCE_METHODS = {
@@ -188,6 +192,14 @@ def apply_operator(ufunc, inputs):
         and not base.scalar
     ):
         return apply_ufunc(np.square, (base,))  # NumPy's x ** 2 fast path: int8 for bools
+    complex_array = is_tracer(base) and base.dtype.kind == "c" and not base.scalar
+    if ufunc is np.power and complex_array and type(exponent) in (int, float):
+        # NumPy's fast paths for an array ** a Python scalar: x ** 2 is np.square, x ** -1
+        # np.reciprocal, x ** 0.5 np.sqrt (on real arrays the power loop's values agree)
+        fast = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
+        op = fast.get((type(exponent), exponent))
+        if op is not None:
+            return apply_ufunc(op, (base,))
     return apply_ufunc(ufunc, inputs, weak_result=True)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from jitc.core.dtypes import check_rank
 from jitc.core.errors import JitcError, ShapeError, UnsupportedError
-from jitc.core.ops import COMPLEX, COMPLEX_REDUCE_KINDS, ELEMENTWISE
+from jitc.core.ops import COMPLEX, COMPLEX_COMPUTED, COMPLEX_REDUCE_KINDS, ELEMENTWISE
 from jitc.core.source import user_loc, where
 from jitc.trace.rebind import current_ctx
 
@@ -80,9 +80,7 @@ def _refuse_complex(op, dtypes, attrs, loc):
     elif op in COMPLEX and (op != "reduce" or attrs["kind"] in COMPLEX_REDUCE_KINDS):
         return
     raise UnsupportedError(
-        f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc "
-        "computes complex arithmetic, abs, angle, conj, real/imag, exp, "
-        "log, sqrt, sum/prod/mean, where and matmul"
+        f"{what} on {dtype} is not supported by jitc{where(loc)}: jitc computes {COMPLEX_COMPUTED}"
     )
 
 

@@ -53,6 +53,8 @@ from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import JIT as _complex
 globals().update(_complex)
+from jitc.backends.cpu.complexlibm import kernel_globals as _cx
+globals().update(_cx())
 from jitc.backends.cpu.half import JIT as _half
 globals().update(_half)
 from jitc.backends.cpu.lowering import vmath_globals as _vg

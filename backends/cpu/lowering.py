@@ -13,6 +13,7 @@ import numpy as np
 
 from jitc.core import interrupts
 from jitc.core.errors import UnsupportedError
+from jitc.core.ops import COMPLEX_C99, COMPLEX_LIBM
 
 TYPE_NAMES = {
     np.dtype(np.bool_): "np.bool_",
@@ -326,6 +327,11 @@ def lower_complex(op, dtype, result, args) -> str:
         if dtype == HALF:
             return f"{t}(complex({args[0]}, 0.0))"
         return f"{t}({args[0]})"
+    if op in COMPLEX_C99:  # complexlibm.py: libm's own function, by the operand's type
+        return f"{t}(cx_{op}({args[0]}))"
+    if op in COMPLEX_LIBM or op in ("sign", "reciprocal"):
+        width = "c128" if dtype == np.dtype(np.complex128) else "c64"
+        return f"{t}(cx_{op}_{width}({', '.join(args)}))"
     if op in _COMPLEX_BY_WIDTH:
         fn = _COMPLEX_BY_WIDTH[op][dtype == np.dtype(np.complex128)]
         return f"{t}({fn}(np.complex128({args[0]})))"

@@ -124,6 +124,20 @@ class Program:
     inout: tuple = ()  # parameters the program writes (AOT in-out arguments)
 
 
+def _refuse_libm_calls(graph: Graph) -> None:
+    """AOT objects import nothing, and NumPy computes complex trigonometry, power and the
+    like with the C library's functions, which the cpu kernels call (complexlibm.py)."""
+    for n in graph.nodes:
+        if n.subgraph is not None:
+            _refuse_libm_calls(n.subgraph)
+        elif n.op in ops.COMPLEX_LIBM and n.operands[0].dtype.kind == "c":
+            raise UnsupportedError(
+                f"np.{n.op} on {n.operands[0].dtype} is not supported in AOT (NumPy "
+                f"computes it with the C library's complex functions, which AOT objects "
+                f"do not link){where(n.loc)}"
+            )
+
+
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
@@ -202,6 +216,8 @@ class Planner:
             raise ValueError(f"target must be 'jit' or 'aot', not {target!r}")
         self.graph = graph
         self.aot = target == "aot"
+        if self.aot:
+            _refuse_libm_calls(graph)
         self.kernels: list[Kernel] = []
         self.constants: list[np.ndarray] = []
         self.loc: dict[Node, Buf] = {}
