@@ -18,8 +18,7 @@ import types
 import numpy as np
 
 from jitc.core.errors import UnsupportedError
-from jitc.core.ir import Loc
-from jitc.core.source import where
+from jitc.core.source import library_call, where
 
 
 def _is_tracer(x) -> bool:
@@ -71,36 +70,33 @@ NAMESPACE = _Namespace("jitc.array_api", __doc__)
 SCIPY_TESTED = ("scipy.special.softmax", "scipy.special.log_softmax", "scipy.special.logsumexp")
 
 
-def scipy_refusal() -> str | None:
-    """Why a SciPy function on the stack could not convert a traced array with np.asarray,
-    when SciPy's array API support is off (the switch that makes it trace, at the user's
-    line); None when no SciPy function is converting."""
-    array_api = sys.modules.get("scipy._lib._array_api")
-    if array_api is None or getattr(array_api, "SCIPY_ARRAY_API", False):
+def library_refusal() -> str | None:
+    """Why an installed library's function the user called (SciPy's, ...) could not
+    convert a traced array with np.asarray, naming it and the user's line; None when no
+    library is converting. For SciPy with its array API support off, the switch that
+    makes it trace."""
+    called = library_call()
+    if called is None:
         return None
-    frame, outermost = sys._getframe(1), None
-    while frame is not None:
-        if frame.f_globals.get("__name__", "").startswith("scipy."):
-            outermost = frame
-        frame = frame.f_back
-    if outermost is None:
-        return None
-    public = outermost.f_globals["__name__"].split("._")[0]  # scipy.special._logsumexp
-    function = f"{public}.{outermost.f_code.co_name}"
-    caller = outermost.f_back
-    at = (
-        where(Loc(caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name))
-        if caller is not None
-        else ""
-    )
-    state = (
-        f"it is {os.environ['SCIPY_ARRAY_API']!r}"
-        if "SCIPY_ARRAY_API" in os.environ
-        else "it is unset"
-    )
-    return (
+    function, user = called
+    head = (
         f"{function} converts its argument with np.asarray, which needs concrete "
-        f"values{at}. SciPy runs its array-API functions (softmax, log_softmax, "
-        "logsumexp, ...) on jitc's traced arrays when the environment variable "
-        f"SCIPY_ARRAY_API=1 is set before SciPy is imported ({state})"
+        f"values{where(user)}"
+    )
+    array_api = sys.modules.get("scipy._lib._array_api")
+    if function.startswith("scipy.") and not getattr(array_api, "SCIPY_ARRAY_API", True):
+        state = (
+            f"it is {os.environ['SCIPY_ARRAY_API']!r}"
+            if "SCIPY_ARRAY_API" in os.environ
+            else "it is unset"
+        )
+        return (
+            f"{head}. SciPy runs its array-API functions (softmax, log_softmax, "
+            "logsumexp, ...) on jitc's traced arrays when the environment variable "
+            f"SCIPY_ARRAY_API=1 is set before SciPy is imported ({state})"
+        )
+    return (
+        f"{head}: jitc traces NumPy's functions, not code that needs the values "
+        f"themselves; call {function} outside the jitted function, or write its "
+        "computation with NumPy calls"
     )

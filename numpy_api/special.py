@@ -253,10 +253,12 @@ _IMPLEMENTATIONS = {
 
 def scipy_ufunc(ufunc) -> str | None:
     """'scipy.special.NAME' when `ufunc` is one of scipy.special's, else None."""
-    special = sys.modules.get("scipy.special")
     name = ufunc.__name__
-    if special is not None and getattr(special, name, None) is ufunc:
-        return f"scipy.special.{name}"
+    # scipy.special.NAME is the ufunc itself, or with SCIPY_ARRAY_API=1 a wrapper that
+    # calls it (scipy/special/_support_alternative_backends.py) from scipy.special._ufuncs
+    for module in ("scipy.special", "scipy.special._ufuncs"):
+        if getattr(sys.modules.get(module), name, None) is ufunc:
+            return f"scipy.special.{name}"
     return None
 
 

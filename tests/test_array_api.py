@@ -87,8 +87,12 @@ def test_scipy_without_its_array_api_switch_converts_in_python_and_refuses_in_c(
     def smooth(x):
         return scipy.ndimage.uniform_filter1d(x, 3)
 
+    def special(x):  # SciPy's ufuncs beside its Python functions, as with the switch on
+        return scipy.special.erf(x) + scipy.special.expit(x) - scipy.special.logsumexp(x, axis=0)
+
     x = np.linspace(-2, 2, 6).reshape(2, 3)
     np.testing.assert_allclose(jitc.jit(softmax)(x), softmax(x), rtol=1e-12)
+    np.testing.assert_allclose(jitc.jit(special)(x), special(x), rtol=1e-14)
     with pytest.raises(TracerError) as info:
         jitc.jit(smooth)(x)
     message = str(info.value)
@@ -102,7 +106,8 @@ SCIPY_PROGRAM = textwrap.dedent("""
     def attention_scores(q, k, b):
         s = q @ k.T / np.sqrt(q.shape[-1])
         return (sp.softmax(s, axis=-1), sp.log_softmax(s, axis=0), sp.logsumexp(s, axis=-1),
-                sp.logsumexp(s, b=b, axis=1, keepdims=True), sp.logsumexp(s), sp.softmax(s))
+                sp.logsumexp(s, b=b, axis=1, keepdims=True), sp.logsumexp(s), sp.softmax(s),
+                sp.erf(s) + sp.expit(s) - sp.logsumexp(s, axis=-1, keepdims=True) * sp.erfc(b))
 
     rng = np.random.default_rng(0)
     for dtype, rtol in ((np.float64, 1e-14), (np.float32, 2e-6)):
@@ -130,3 +135,37 @@ def test_scipy_softmax_log_softmax_and_logsumexp_trace_with_scipys_switch_on():
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")
+
+
+def test_a_failure_inside_an_installed_librarys_function_names_it_and_the_users_line(
+    tmp_path, monkeypatch
+):
+    """Code the user calls from site-packages fails at its own line; the message names
+    that line, the library function and the user's call."""
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "fakelib.py").write_text(
+        "import numpy as np\n\ndef total(x):\n    return float(np.sum(x)) + 1.0\n\n"
+        "OUT = np.zeros(3)\n\ndef fill(x):\n    OUT[:] = x\n    return OUT\n"
+    )
+    monkeypatch.syspath_prepend(str(lib))
+    import fakelib
+
+    def f(x):
+        return fakelib.total(x) * x
+
+    with pytest.raises(TracerError) as info:
+        jitc.jit(f)(np.ones(3))
+    message = str(info.value)
+    assert f"fakelib.py:4 in fakelib.total, called at {__file__}:" in message, message
+    assert f":{f.__code__.co_firstlineno + 1})" in message, message
+
+    def g(x):
+        return fakelib.fill(x)
+
+    with pytest.raises(TracerError) as info:
+        jitc.jit(g)(np.ones(3))
+    message = str(info.value)
+    assert "fakelib.fill converts its argument with np.asarray" in message, message
+    assert f"(at {__file__}:{g.__code__.co_firstlineno + 1})" in message, message
+    assert "call fakelib.fill outside the jitted function" in message, message

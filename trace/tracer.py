@@ -211,9 +211,9 @@ class Tracer:
     __hash__ = None
 
     def __array__(self, *args, **kwargs):
-        from jitc.numpy_api.array_api import scipy_refusal
+        from jitc.numpy_api.array_api import library_refusal
 
-        refusal = scipy_refusal()
+        refusal = library_refusal()
         if refusal:
             raise TracerError(refusal)
         _to_numpy(self)
