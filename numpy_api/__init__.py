@@ -16,6 +16,7 @@ supported NumPy function to its implementation (each family module registers its
     indexing    np.take (x[key] itself: trace/indexing.py)
     convolve    np.convolve, np.correlate (1-d)
     histograms  np.histogram with bins known when tracing
+    statistics  np.cov, np.corrcoef
     linalg      matmul, dot, tensordot, einsum (einsum.py)
     linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
     linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
@@ -39,6 +40,7 @@ from jitc.numpy_api import (
     shapes,
     shifts,
     sorting,
+    statistics,
     ufuncs,
     writes,
 )

@@ -1306,6 +1306,25 @@ case(
 )
 case("np.linalg.norm bad order", lambda x: np.linalg.norm(x, "fro", axis=0), [(a(3, 4),)])
 case(
+    "np.cov/np.corrcoef",
+    lambda x: (
+        np.cov(x),
+        np.cov(x[:2], x[2], bias=True),
+        np.cov(x.T, rowvar=False, ddof=2),
+        np.cov(x[0]),
+        np.cov(x[:, :1]),  # one sample: NumPy's degrees-of-freedom warning and inf/nan
+        np.cov(x, fweights=[1, 2, 0, 3], aweights=[0.5, 1, 2, 1]),
+        np.cov(x, aweights=[1, 2, 3, 4], ddof=1),
+        np.cov(x, fweights=[1, 2, 1, 1], ddof=0),
+        np.cov(x, dtype=np.float32),
+        np.corrcoef(x),
+        np.corrcoef(x[0], x[1]),
+        np.corrcoef(x[1]),
+    ),
+    [(a(3, 4),)],
+    dtypes=(F32, F64, I32),
+)
+case(
     "np.ptp/count_nonzero",
     lambda x: (
         np.ptp(x),
@@ -1370,6 +1389,13 @@ for _name, _fn, _args in [  # where NumPy raises, jitc must raise the same kind
     ("np.linalg.norm three axes", lambda x: np.linalg.norm(x, axis=(0, 1, 2)), [(a(2, 2, 2),)]),
     ("np.linalg.norm duplicate axes", lambda x: np.linalg.norm(x, axis=(1, 1)), [(a(3, 4),)]),
     ("np.linalg.norm bad matrix order", lambda x: np.linalg.norm(x, 3), [(a(3, 4),)]),
+    ("np.cov of 3 dimensions", np.cov, [(a(2, 2, 2),)]),
+    ("np.cov y of 3 dimensions", lambda x: np.cov(x[0], x), [(a(2, 2, 2),)]),
+    ("np.cov ddof not an integer", lambda x: np.cov(x, ddof=1.5), [(a(3, 4),)]),
+    ("np.cov fweights not integers", lambda x: np.cov(x, fweights=[1.5, 1, 1, 1]), [(a(3, 4),)]),
+    ("np.cov fweights of 2 dimensions", lambda x: np.cov(x, fweights=[[1] * 4]), [(a(3, 4),)]),
+    ("np.cov aweights too short", lambda x: np.cov(x, aweights=[1, 1]), [(a(3, 4),)]),
+    ("np.cov negative aweights", lambda x: np.cov(x, aweights=[-1, 1, 1, 1]), [(a(3, 4),)]),
     ("np.average weights of another length", lambda x: np.average(x, 1, np.ones(3)), [(a(3, 4),)]),
 ]:
     case(_name, _fn, _args, dtypes=(F64,))
