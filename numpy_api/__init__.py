@@ -83,6 +83,7 @@ __all__ = [
     "shapes",
     "shifts",
     "sorting",
+    "statistics",
     "ufuncs",
     "writes",
     "dot",
