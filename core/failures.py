@@ -26,6 +26,11 @@ INDEX = "index"
 # NumPy calls whose failure NumPy reports differently from the primitive's failure: the
 # exception and message to raise instead.
 _OVERRIDES = {
+    ("np.histogram", GATHER): (
+        ValueError,
+        "np.histogram: the autodetected range of the data is not finite (it holds NaN or "
+        "inf; NumPy raises ValueError): pass range=",
+    ),
     ("np.bincount", SCATTER): (
         ValueError,
         "np.bincount: x holds a negative value (NumPy "

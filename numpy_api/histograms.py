@@ -1,11 +1,10 @@
-"""np.histogram with bins known when the function is traced: an int with range=, or an
-array of edges. The result's shape is then fixed, and the counting is NumPy's own
-algorithm in traced ops: each value's bin from its offset (uniform bins, corrected by one
-against the edges as NumPy does) or from the edges (an array), then np.add.at into the
-bins, one value after the other (NumPy's bincount adds in the same order).
-
-Without range=, NumPy takes the edges from the data's min and max, and raises when the
-data holds a NaN or inf: jitc asks for range= instead of raising from inside a kernel.
+"""np.histogram with the number of bins known when the function is traced: an int (with
+or without range=), or an array of edges. The result's shape is then fixed, and the
+counting is NumPy's own algorithm in traced ops: each value's bin from its offset (uniform
+bins, corrected by one against the edges as NumPy does) or from the edges (an array), then
+np.add.at into the bins, one value after the other (NumPy's bincount adds in the same
+order). Without range=, the edges come from the data's min and max at run time, and data
+holding NaN or inf raises NumPy's ValueError from the kernel.
 """
 
 from __future__ import annotations
@@ -21,14 +20,20 @@ from jitc.numpy_api.indexing import take
 from jitc.trace import lax
 
 
-def _outer_edges(bins, range_):
-    """NumPy's (first, last) edge checks for an int `bins` and a static range."""
+def _outer_edges(a, range_):
+    """NumPy's (first, last) edges for an int `bins`: range= checked when tracing, else the
+    data's min and max (0 and 1 for no data), NumPy's ValueError raised at run time when
+    they are not finite; equal edges widened by 0.5 each way."""
     if range_ is None:
-        raise UnsupportedError(
-            "np.histogram with an int bins= needs range=(low, high): NumPy takes the bin "
-            "edges from the data's min and max (and raises on NaN or inf in it), which jitc "
-            f"does not know when it compiles{where()}"
-        )
+        if a.size == 0:
+            return 0, 1
+        first, last = np.min(a), np.max(a)
+        if a.dtype.kind == "f":
+            _check_finite(first, last)
+        if a.dtype.kind != "f":  # NumPy's integer edges turn float64 when widened
+            first, last = first.astype(np.float64), last.astype(np.float64)
+        same = first == last
+        return np.where(same, first - 0.5, first), np.where(same, last + 0.5, last)
     if is_tracer(range_) or any(is_tracer(v) for v in range_):
         raise UnsupportedError(f"np.histogram range= must be numbers, not traced arrays{where()}")
     first, last = range_
@@ -41,10 +46,18 @@ def _outer_edges(bins, range_):
     return first, last
 
 
+def _check_finite(first, last):
+    """Fail at run time, as NumPy's ValueError (failures.py's override for np.histogram),
+    when the data's min or max is NaN or inf: a lookup in a one-entry table at index 1."""
+    bad = ~(np.isfinite(first) & np.isfinite(last))
+    table = lax.full(first.ctx, (1,), 0, np.intp)
+    take(table, bad.astype(np.intp)[None])
+
+
 def _uniform_bins(a, n, first, last):
     """Each value's bin among n equal bins from first to last (n: out of range), and the
     edges: NumPy's estimate from the value's offset, then one step against the edges."""
-    bin_type = np.result_type(first, last, a.dtype)
+    bin_type = np.result_type(*(v.dtype if is_tracer(v) else v for v in (first, last)), a.dtype)
     if bin_type.kind in "iub":
         bin_type = np.result_type(bin_type, float)
     edges = np.linspace(first, last, n + 1, endpoint=True, dtype=bin_type)
@@ -88,7 +101,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         n = operator.index(bins)
         if n < 1:
             raise ValueError(f"`bins` must be positive, when an integer{where()}")
-        index, edges = _uniform_bins(a, n, *_outer_edges(n, range))
+        index, edges = _uniform_bins(a, n, *_outer_edges(a, range))
     else:
         edges = np.asarray(bins)
         if edges.ndim != 1 or np.any(edges[:-1] > edges[1:]):

@@ -1,6 +1,6 @@
 """np.histogram with bins known when tracing, against NumPy on every backend: counts and
-edges bit for bit (values on the edges, NaN and inf, float32, ints, weights, density), and
-errors that name the argument and the user's line."""
+edges bit for bit (values on the edges, NaN and inf, float32, ints, weights, density, edges
+from the data's min and max), and errors that name the argument and the user's line."""
 
 import numpy as np
 import pytest
@@ -18,6 +18,10 @@ def histograms(a, w, image):
         np.histogram(a.astype(np.int32), bins=4, range=(0, 3)),
         np.histogram(a, bins=3, range=(1.0, 1.0)),
         np.histogram(image, bins=16, range=(0, 256)),
+        np.histogram(a[1:], bins=9),  # no range=: the finite rows' min and max
+        np.histogram(image, bins=7),
+        np.histogram(a[1:, :3] * 0 + 2, bins=3),  # one value: edges widened by 0.5
+        np.histogram(a[:0], 4),
     )
 
 
@@ -47,7 +51,6 @@ def test_histograms_are_numpys(backend, dtype):
 @pytest.mark.parametrize(
     "call,error,message",
     [
-        (lambda a: np.histogram(a, bins=10), UnsupportedError, "needs range="),
         (lambda a: np.histogram(a, bins=a[:3]), UnsupportedError, "bins= must be an int or"),
         (lambda a: np.histogram(a, bins=0, range=(0, 1)), ValueError, "must be positive"),
         (
@@ -138,3 +141,16 @@ def test_bincount_out_of_range_names_bincount_and_the_line(backend, bad):
 def test_bincount_errors_name_the_line(call, error, message):
     with pytest.raises(error, match=r"np\.bincount.*" + message + r".*test_histograms\.py"):
         jitc.jit(call, backend="reference")(np.arange(4))
+
+
+def test_data_holding_nan_or_inf_without_range_raises_numpys_value_error(backend):
+    def f(a):
+        return np.histogram(a, bins=4)
+
+    for bad in (np.nan, np.inf):
+        a = np.linspace(0, 1, 9)
+        a[3] = bad
+        with pytest.raises(ValueError):
+            f(a)
+        with pytest.raises(ValueError, match=r"autodetected range .*not finite.*test_histograms"):
+            jitc.jit(f, backend=backend)(a)
