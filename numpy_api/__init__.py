@@ -16,6 +16,7 @@ supported NumPy function to its implementation (each family module registers its
     indexing    np.take (x[key] itself: trace/indexing.py)
     convolve    np.convolve, np.correlate (1-d)
     histograms  np.histogram with bins known when tracing
+    histograms_nd  np.histogramdd, np.histogram2d
     statistics  np.cov, np.corrcoef
     linalg      matmul, dot, tensordot, einsum (einsum.py)
     linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
@@ -30,6 +31,7 @@ from jitc.numpy_api import (
     convolve,
     creation,
     histograms,
+    histograms_nd,
     indexing,
     linalg,
     linalg_lapack,
@@ -73,6 +75,7 @@ __all__ = [
     "convolve",
     "creation",
     "histograms",
+    "histograms_nd",
     "indexing",
     "linalg",
     "linalg_lapack",

@@ -154,3 +154,63 @@ def test_data_holding_nan_or_inf_without_range_raises_numpys_value_error(backend
             f(a)
         with pytest.raises(ValueError, match=r"autodetected range .*not finite.*test_histograms"):
             jitc.jit(f, backend=backend)(a)
+
+
+def histograms_nd(x, y, s, w):
+    return (
+        np.histogram2d(x, y),
+        np.histogram2d(x, y, bins=(3, 4), range=[(-1, 1), (-2, 2)]),
+        np.histogram2d(x, y, bins=np.array([-2.0, 0.0, 0.5, 3.0]), weights=w),
+        np.histogram2d(x, y, bins=[3, np.array([-1.0, 1.0])], density=True),
+        np.histogramdd(s, bins=(2, 3, 4)),
+        np.histogramdd(s[:, 0], bins=5),
+        np.histogram2d(x.astype(np.float32), y.astype(np.float32), 4),
+    )
+
+
+def _arrays(results):
+    for r in results:
+        if isinstance(r, (list, tuple)):
+            yield from _arrays(r)
+        else:
+            yield r
+
+
+def test_histogramdd_and_histogram2d_are_numpys(backend):
+    rng = np.random.default_rng(0)
+    x, y, s, w = (
+        rng.normal(size=100),
+        rng.normal(size=100),
+        rng.normal(size=(60, 3)),
+        rng.random(100),
+    )
+    x[:3] = [1.0, 0.5, 3.0]  # on edges
+    got = list(_arrays(jitc.jit(histograms_nd, backend=backend)(x, y, s, w)))
+    want = list(_arrays(histograms_nd(x, y, s, w)))
+    assert len(got) == len(want)
+    for g, v in zip(got, want):
+        assert g.dtype == v.dtype and g.shape == v.shape
+        np.testing.assert_array_equal(g, v)
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda a: np.histogram2d(a, a, bins=0), ValueError, "must be positive"),
+        (
+            lambda a: np.histogram2d(a, a, bins=[2, [[0.0, 1.0], [2.0, 3.0]]]),
+            ValueError,
+            "scalar or 1d",
+        ),
+        (lambda a: np.histogram2d(a, a, bins=[2, np.array([1.0, 0.0])]), ValueError, "increasing"),
+        (lambda a: np.histogramdd(a[:, None], bins=(2, 3)), ValueError, "dimension of bins"),
+        (lambda a: np.histogram2d(a, a, range=[(0, 1)]), ValueError, "one entry per dimension"),
+        (lambda a: np.histogram2d(a, a, bins=[2, a[:2]]), UnsupportedError, "known when tracing"),
+    ],
+)
+def test_histogramdd_errors_name_the_argument_and_the_line(call, error, message):
+    if error is not UnsupportedError:
+        with pytest.raises(error):
+            call(np.linspace(0, 1, 5))
+    with pytest.raises(error, match=message + r".*test_histograms\.py"):
+        jitc.jit(call, backend="reference")(np.linspace(0, 1, 5))
