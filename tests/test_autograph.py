@@ -5,6 +5,7 @@ checked to hold loops, not unrolled bodies, where the statement compiles as one.
 
 import numpy as np
 import pytest
+from numpy import zeros
 
 import jitc
 from benchmarks.workloads import cholesky_loops as cholesky  # three loops, an if on indices
@@ -537,3 +538,20 @@ def test_a_plain_python_loop_runs_in_a_fresh_process_with_the_default_settings(t
         """
     for _ in ("cold", "warm"):
         assert run(tmp_path, script).strip() == "ok"
+
+
+def _filled_by_a_name_import(x):
+    out = zeros(x.shape)  # a global bound at import: NumPy's own function
+    out[1:] = x[:-1]
+    return out
+
+
+def test_a_function_it_calls_makes_arrays_through_names_imported_from_numpy():
+    """A converted callee's `zeros` (NumPy's own, bound by name) makes a traced array, as
+    the jitted function's own globals do: writing traced values into it works."""
+
+    def f(x):
+        return _filled_by_a_name_import(x) + 1
+
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(jitc.jit(f)(x), f(x))

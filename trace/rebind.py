@@ -102,8 +102,8 @@ def user_call(wrapper, depth: int = 2) -> bool:
     if callee is None:  # no source to read (code made by exec): judge by the names it uses
         return wrapper.__name__ in frame.f_code.co_names
     resolved = _resolve(callee, frame)
-    if resolved is not _UNKNOWN:
-        return resolved is wrapper
+    if resolved is not _UNKNOWN:  # the wrapper, or the original it stands in for
+        return resolved is wrapper or _wrapper_of.get(id(resolved)) is wrapper
     last = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
     return last == wrapper.__name__
 

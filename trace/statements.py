@@ -24,7 +24,7 @@ from jitc.core.source import user_loc, where
 from jitc.numpy_api.core import lift
 from jitc.trace import autograph, control, ranges
 from jitc.trace.control import LoopContext, LoopError
-from jitc.trace.rebind import current_ctx, tracing_in_this_thread
+from jitc.trace.rebind import current_ctx, standin, tracing_in_this_thread
 from jitc.trace.tracer import Tracer
 
 log = logging.getLogger("jitc")
@@ -69,10 +69,12 @@ def converted(fun):
 def callee(fn):
     """What a call in converted code calls: a function of the user's converted too, so
     its loops and branches compile as the caller's do (a method's function, bound again);
-    anything else as it is. The call itself is made in the caller's frame."""
+    a function jitc traces in its wrapper (`from scipy.linalg.lapack import dgtsv` in a
+    module of the user's: the name holds SciPy's own); anything else as it is. The call
+    itself is made in the caller's frame."""
     if isinstance(fn, types.MethodType) and autograph.users_function(fn.__func__):
         return types.MethodType(converted(fn.__func__), fn.__self__)
-    return converted(fn) if autograph.users_function(fn) else fn
+    return converted(fn) if autograph.users_function(fn) else standin(fn)
 
 
 def values(scope: dict, names: tuple) -> tuple:
