@@ -913,6 +913,127 @@ def w13(quick=False):
     return cases
 
 
+# ---------------------------------------------------------------- W15 LAPACK factorizations
+
+
+def symmetric_eigh(a):
+    return np.linalg.eigh(a)
+
+
+def singular_values_and_vectors(a):
+    return np.linalg.svd(a)
+
+
+def tridiagonal_solves(ab, b):
+    """A stack of tridiagonal systems: SciPy runs ?gtsv per system in a Python loop, jitc
+    runs them all in one kernel."""
+    import scipy.linalg
+
+    return scipy.linalg.solve_banded((1, 1), ab, b)
+
+
+_NO_SCIPY = {
+    "numba": "numba compiles no scipy.linalg call",
+    "JAX": "jax.numpy has no scipy.linalg.solve_banded",
+}
+
+
+def w15(quick=False):
+    n = 64 if quick else 512
+    rng = _rng()
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    batch, size = (10, 16) if quick else (1000, 100)
+    ab = rng.standard_normal((batch, 3, size))
+    ab[:, 1] += 4  # diagonally dominant: well conditioned
+    b = rng.standard_normal((batch, size, 1))
+    # eigenvectors and singular vectors are LAPACK's (jitc calls NumPy's routines, so
+    # their signs match NumPy's; other peers' need not)
+    vectors = {"JAX": "its eigen/singular vector signs are its own"}
+    return [
+        Case(
+            f"W15 np.linalg.eigh, {n}x{n} f64",
+            symmetric_eigh,
+            (a,),
+            rtol=1e-8,
+            atol=1e-8,
+            skip=vectors,
+        ),
+        Case(
+            f"W15 np.linalg.svd, {n}x{n} f64",
+            singular_values_and_vectors,
+            (a,),
+            rtol=1e-8,
+            atol=1e-8,
+            skip=vectors,
+        ),
+        Case(
+            f"W15 scipy.linalg.solve_banded (1, 1), {batch} systems of {size} f64",
+            tridiagonal_solves,
+            (ab, b),
+            rtol=1e-10,
+            atol=1e-12,
+            skip=_NO_SCIPY,
+        ),
+    ]
+
+
+# ---------------------------------------------------------------- W14 FFT
+
+
+def spectrum(x):
+    return np.fft.fft(x)
+
+
+def spectrum2(x):
+    return np.fft.rfft2(x)
+
+
+def fft_filter(x, H):
+    """A frequency-domain filter: rfft, multiply, irfft (the multiply fuses into nothing
+    else: both neighbours are library calls)."""
+    return np.fft.irfft(np.fft.rfft(x) * H, n=len(x))
+
+
+def w14(quick=False):
+    """NumPy's FFT (pocketfft, one thread) against jitc's (rocket-fft's DUCC0 on numba's
+    threads) and numba's with rocket-fft, which registers np.fft for numba."""
+    n, m = (2**12, 128) if quick else (2**20, 1024)
+    rng = _rng()
+    z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    img = _normal(rng, (m, m))
+    x = rng.standard_normal(n)
+    H = 1 / (1 + (np.arange(n // 2 + 1) / 1000.0) ** 2)
+    label = "1M" if not quick else "4K"
+    return [
+        Case(
+            f"W14 fft {label} c64",
+            spectrum,
+            (z,),
+            bytes_moved=2 * z.nbytes,
+            rtol=1e-3,
+            atol=1e-2,
+        ),
+        Case(
+            f"W14 rfft2 {m}x{m} f32",
+            spectrum2,
+            (img,),
+            bytes_moved=img.nbytes * 2,
+            rtol=1e-3,
+            atol=1e-2,
+        ),
+        Case(
+            f"W14 irfft(rfft(x) * H) {label} f64",
+            fft_filter,
+            (x, H),
+            bytes_moved=2 * x.nbytes + H.nbytes,
+            rtol=1e-9,
+            atol=1e-9,
+            skip={"JAX": "JAX computes float64 in float32 (jax_enable_x64 is off)"},
+        ),
+    ]
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -926,4 +1047,6 @@ WORKLOADS = {
     "W11": w11,
     "W12": w12,
     "W13": w13,
+    "W14": w14,
+    "W15": w15,
 }

@@ -170,6 +170,7 @@ COMPLEX = (
             "dot_general",
             "fusion",
             "get",
+            "fft",
         }
     )
     | PARTS
@@ -202,7 +203,32 @@ LINALG_KINDS = {
     "cholesky": "np.linalg.cholesky",
     "cholesky_upper": "np.linalg.cholesky",
     "slogdet": "np.linalg.det/slogdet",
+    # the factorizations (core/linalg_layout.py: their operands and packed results)
+    "eigh_L": "np.linalg.eigh",
+    "eigh_U": "np.linalg.eigh",
+    "eigvalsh_L": "np.linalg.eigvalsh",
+    "eigvalsh_U": "np.linalg.eigvalsh",
+    "svd_full": "np.linalg.svd",
+    "svd_reduced": "np.linalg.svd",
+    "svdvals": "np.linalg.svd/svdvals",
+    "qr_reduced": "np.linalg.qr",
+    "qr_complete": "np.linalg.qr",
+    "qr_r": "np.linalg.qr",
+    "qr_raw": "np.linalg.qr",
+    "gtsv": "scipy.linalg.lapack.?gtsv",
+    "gtsv_solve": "scipy.linalg.solve_banded",
+    "gbsv": "scipy.linalg.solve_banded",
 }
+# Discrete Fourier transforms over whole axes (rocket-fft's DUCC0 on the cpu): one kernel
+# each, never fused. kind -> the NumPy function it computes, for messages
+FFT = frozenset({"fft"})
+FFT_KINDS = {
+    "fft": "np.fft.fft",
+    "ifft": "np.fft.ifft",
+    "rfft": "np.fft.rfft",
+    "irfft": "np.fft.irfft",
+}
+FFT_NORMS = ("backward", "ortho", "forward")
 OTHER = frozenset({"gather", "dot_general", "fusion", "get", "while"})
 # Ops holding a nested graph: a fusion's body, a loop's step (`while`: operands are the
 # first test's flag, the carried values' first versions, then the values the step reads
@@ -213,4 +239,6 @@ NESTED = frozenset({"fusion", "while"})
 UPDATES = frozenset({"update_slice", "scatter"})
 SCATTER_MODES = ("set",) + tuple(sorted(BINARY))
 
-ALL = ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | SORTS | LINALG | OTHER | UPDATES
+ALL = (
+    ELEMENTWISE | SOURCES | SHAPE_OPS | REDUCTIONS | SCANS | SORTS | LINALG | FFT | OTHER | UPDATES
+)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jitc.core import ops
+from jitc.core import linalg_layout, ops
 from jitc.core.dtypes import type_str
 from jitc.core.errors import ShapeError
 
@@ -476,6 +476,14 @@ _register(
 def _linalg_infer(types, a):
     """Square matrices on the last two axes; solve's b is (..., n, k) with a's batch."""
     kind = a["kind"]
+    if linalg_layout.is_packed(kind):  # the factorizations: one packed result (linalg_layout)
+        shapes = [shape for shape, _ in types]
+        why = linalg_layout.check(kind, shapes)
+        if why is None and any(dtype != types[0][1] or dtype.kind != "f" for _, dtype in types):
+            why = f"operands must be all float32 or all float64, got {[d for _, d in types]}"
+        if why is not None:
+            _fail("linalg", why)
+        return linalg_layout.result_shape(kind, shapes), types[0][1]
     if kind not in ops.LINALG_KINDS:
         _fail("linalg", f"unknown kind {kind!r}")
     if len(types) != (2 if kind == "solve" else 1):
@@ -497,6 +505,8 @@ def _linalg_infer(types, a):
 
 def _linalg_impl(a, *b, kind):
     """np.linalg itself (another LAPACK build); slogdet as (..., [sign, logabsdet])."""
+    if linalg_layout.is_packed(kind):
+        return linalg_layout.reference(kind, a, *b)
     if kind == "solve":
         return np.linalg.solve(a, b[0])
     if kind == "slogdet":
@@ -507,6 +517,46 @@ def _linalg_impl(a, *b, kind):
 
 
 _register("linalg", _linalg_infer, _linalg_impl, {"kind": STR})
+
+# ----------------------------------------------------------------------------- fft
+
+
+def _fft_infer(types, a):
+    """Whole axes: fft/ifft complex -> complex; rfft real -> complex with the last of `axes`
+    n -> n//2+1; irfft complex with that axis n//2+1 -> real with it n long. The other axes
+    keep their lengths."""
+    kind, axes, n = a["kind"], tuple(a["axes"]), a["n"]
+    ((shape, dtype),) = types
+    if kind not in ops.FFT_KINDS:
+        _fail("fft", f"unknown kind {kind!r}")
+    if a["norm"] not in ops.FFT_NORMS:
+        _fail("fft", f"unknown norm {a['norm']!r}")
+    if not axes or len(set(axes)) != len(axes) or not all(0 <= d < len(shape) for d in axes):
+        _fail("fft", f"axes {axes} are not distinct axes of {shape}")
+    if dtype.char not in "fdFD":
+        _fail("fft", f"operand must be float32, float64, complex64 or complex128, got {dtype}")
+    if (dtype.kind == "f") != (kind == "rfft"):
+        _fail("fft", f"{kind} of {dtype}")
+    last, half = axes[-1], n // 2 + 1
+    if n < 1 or shape[last] != (half if kind == "irfft" else n) or 0 in [shape[d] for d in axes]:
+        _fail("fft", f"{kind} of length {n} over axes {axes} of {type_str(shape, dtype)}")
+    length = {"rfft": half, "irfft": n}.get(kind, n)
+    if kind == "irfft":
+        dtype = real_dtype(dtype)
+    elif kind == "rfft":
+        dtype = np.result_type(dtype, np.complex64)
+    return shape[:last] + (length,) + shape[last + 1 :], dtype
+
+
+def _fft_impl(x, kind, axes, n, norm):
+    """NumPy's n-d transforms, which run NumPy's 1-d ones axis by axis."""
+    if kind == "irfft":
+        s = [x.shape[d] for d in axes[:-1]] + [n]
+        return np.fft.irfftn(x, s=s, axes=axes, norm=norm)
+    return getattr(np.fft, kind + "n")(x, axes=axes, norm=norm)
+
+
+_register("fft", _fft_infer, _fft_impl, {"kind": STR, "axes": INTS, "n": INT, "norm": STR}, 1)
 
 # ----------------------------------------------------------------------------- dot
 

@@ -15,13 +15,16 @@ supported NumPy function to its implementation (each family module registers its
     creation    the *_like family, tril/triu (np.zeros and friends: trace/creation.py)
     indexing    np.take (x[key] itself: trace/indexing.py)
     convolve    np.convolve, np.correlate (1-d)
+    fft         np.fft's transforms (fft ... ihfft, 2-d and n-d)
     histograms  np.histogram with bins known when tracing
     histograms_nd  np.histogramdd, np.histogram2d
     statistics  np.cov, np.corrcoef
     linalg      matmul, dot, tensordot, einsum (einsum.py)
     linalg_lapack  solve, inv, cholesky, det, slogdet (LAPACK)
+    linalg_factor  eigh, eigvalsh, svd, svdvals, qr (LAPACK); pinv, matrix_rank, lstsq on the SVD
+    scipy_linalg  scipy.linalg.solve_banded, scipy.linalg.lapack.dgtsv/sgtsv (LAPACK)
     linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
-    refused     functions refused with their reason (data-dependent shapes, SVD, FFT)
+    refused     functions refused with their reason (data-dependent shapes, SVD)
     random      np.random, refused while tracing (it draws anew on every call)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
@@ -30,15 +33,18 @@ from jitc.numpy_api import (
     complex,
     convolve,
     creation,
+    fft,
     histograms,
     histograms_nd,
     indexing,
     linalg,
+    linalg_factor,
     linalg_lapack,
     linalg_namespace,
     random,
     reductions,
     scans,
+    scipy_linalg,
     shapes,
     shifts,
     sorting,
@@ -74,15 +80,18 @@ __all__ = [
     "complex",
     "convolve",
     "creation",
+    "fft",
     "histograms",
     "histograms_nd",
     "indexing",
     "linalg",
+    "linalg_factor",
     "linalg_lapack",
     "linalg_namespace",
     "random",
     "reductions",
     "scans",
+    "scipy_linalg",
     "shapes",
     "shifts",
     "sorting",

@@ -101,6 +101,9 @@ FUNCTIONS = _shape_functions() | {
     np.matmul,
     np.linalg.vecdot,
 }
+# np.fft's transforms (fft.py; rfft and ihfft raise NumPy's TypeError for complex input) and
+# shifts (rolls)
+FUNCTIONS |= {getattr(np.fft, name) for name in np.fft.__all__}
 
 
 def _as_dtype(v):

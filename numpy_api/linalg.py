@@ -291,10 +291,9 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
         sums = np.sum(a, axis=col)
         result = (np.max if ord == np.inf else np.min)(sums, axis=row - (row > col))
     elif ord in (2, -2, "nuc"):
-        raise UnsupportedError(
-            f"np.linalg.norm ord={ord!r} needs singular values, which "
-            f"jitc does not compute{where()}"
-        )
+        from jitc.numpy_api.linalg_factor import singular_value_norm
+
+        result = singular_value_norm(x, ord, row, col)
     else:
         raise ValueError(f"Invalid norm order for matrices.{where()}")
     if keepdims:

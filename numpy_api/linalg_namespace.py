@@ -8,7 +8,6 @@ import operator
 
 import numpy as np
 
-from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
 from jitc.numpy_api.core import _lifted, implements, normalize_axes
 from jitc.numpy_api.indexing import diagonal as _diagonal
@@ -93,11 +92,6 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumP
 
 @implements(np.linalg.matrix_norm)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's name
-    if ord in (2, -2, "nuc"):
-        raise UnsupportedError(
-            f"np.linalg.matrix_norm ord={ord!r} needs singular values "
-            f"(an SVD), which jitc does not compute{where()}"
-        )
     return _norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 

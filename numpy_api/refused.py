@@ -2,10 +2,9 @@
 
 A compiled function has one result shape per input shape; these functions' result shapes
 depend on the values (unique, nonzero), or they need a factorization jitc does not compute
-(SVD, eigendecompositions, QR), or a transform it has no kernel for (FFT). The tracer's
-UnsupportedError gives the reason, so the user knows what to change (do that part outside
-the jitc function, or, for a data-dependent shape, use a fixed-size formulation such as
-np.where(cond, x, fill) or a mask).
+(SVD, eigendecompositions, QR). The tracer's UnsupportedError gives the reason, so the user
+knows what to change (do that part outside the jitc function, or, for a data-dependent
+shape, use a fixed-size formulation such as np.where(cond, x, fill) or a mask).
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ _DATA_DEPENDENT = (
 )
 _FACTORIZATION = (
     "it needs {what}, which jitc does not compute (jitc's LAPACK: solve, inv, "
-    "cholesky, det, slogdet)"
+    "cholesky, det, slogdet, eigh, eigvalsh, svd, svdvals, qr, pinv, matrix_rank, lstsq)"
 )
-_FFT = "jitc has no FFT kernels; call np.fft outside the jitc function"
 
 REFUSED: dict = {
     **{
@@ -39,22 +37,9 @@ REFUSED: dict = {
             np.trim_zeros,
         )
     },
-    np.linalg.svd: _FACTORIZATION.format(what="a singular value decomposition"),
-    np.linalg.svdvals: _FACTORIZATION.format(what="a singular value decomposition"),
-    np.linalg.pinv: _FACTORIZATION.format(what="a singular value decomposition"),
-    np.linalg.matrix_rank: _FACTORIZATION.format(what="a singular value decomposition"),
-    np.linalg.eigh: _FACTORIZATION.format(what="a symmetric eigendecomposition"),
-    np.linalg.eigvalsh: _FACTORIZATION.format(what="a symmetric eigendecomposition"),
-    np.linalg.eig: _FACTORIZATION.format(what="an eigendecomposition"),
-    np.linalg.eigvals: _FACTORIZATION.format(what="an eigendecomposition"),
-    np.linalg.qr: _FACTORIZATION.format(what="a QR factorization"),
-    np.linalg.lstsq: _FACTORIZATION.format(what="a singular value decomposition"),
+    np.linalg.eig: _FACTORIZATION.format(what="a nonsymmetric eigendecomposition"),
+    np.linalg.eigvals: _FACTORIZATION.format(what="a nonsymmetric eigendecomposition"),
     np.linalg.cond: _FACTORIZATION.format(what="a singular value decomposition"),
-    **{
-        getattr(np.fft, name): _FFT
-        for name in np.fft.__all__
-        if name not in ("fftshift", "ifftshift")
-    },  # those two are rolls (shifts.py)
 }
 
 

@@ -21,6 +21,7 @@ from jitc.numpy_api import FUNCTIONS
 from jitc.numpy_api import complex as complex_api
 from jitc.numpy_api.array_api import SCIPY_TESTED
 from jitc.numpy_api.scans import ACCUMULATE_KINDS
+from jitc.numpy_api.scipy_linalg import _IMPLEMENTATIONS as SCIPY_LINALG
 from jitc.numpy_api.special import _IMPLEMENTATIONS as SPECIAL
 from jitc.numpy_api.ufuncs import _UFUNC_ALIASES, COMPLEX_UFUNCS
 from jitc.trace.creation import CONVERTERS, MADE_INSIDE
@@ -68,7 +69,9 @@ def rows() -> list[tuple[str, str, str]]:
     label = {
         "ufuncs": "elementwise",
         "linalg_lapack": "linalg (LAPACK)",
+        "linalg_factor": "linalg (LAPACK factorizations)",
         "linalg_namespace": "linalg (np.linalg, Array API)",
+        "histograms_nd": "histograms",
     }
     out = [
         (label.get(family, family), ", ".join(sorted(set(names))), dtypes)
@@ -99,6 +102,13 @@ def rows() -> list[tuple[str, str, str]]:
     )
     out.append(
         ("scipy, SciPy's own code (SCIPY_ARRAY_API=1)", ", ".join(SCIPY_TESTED), "float32, float64")
+    )
+    out.append(
+        (
+            "scipy.linalg (LAPACK)",
+            ", ".join(sorted(f"{module}.{name}" for module, name in SCIPY_LINALG)),
+            NOT_COMPLEX,
+        )
     )
     methods = _methods()
     out.append(

@@ -1,7 +1,7 @@
 """The Array API standard's namespace (the version NumPy reports, np.__array_api_version__)
 inside @jitc.jit, against NumPy: every name of the standard is called on representative
 inputs, or refused with the reason (a data-dependent result shape, a factorization jitc
-does not compute, the FFT extension's transforms); the functions added for it (vecdot,
+does not compute); the functions added for it (vecdot,
 matrix_transpose, unstack, broadcast_arrays, meshgrid, nextafter, np.cross, np.linalg's,
 fftshift) over NumPy's dtypes, empty and 0-d inputs, on the reference and cpu backends;
 nextafter ahead of time too."""
@@ -183,10 +183,20 @@ CALLS = {
     "fft.ifftshift": lambda x: (np.fft.ifftshift(x), np.fft.ifftshift(x, axes=(0, -1))),
     "fft.fftfreq": lambda x: np.fft.fftfreq(5, d=0.5) * x[0, 0],
     "fft.rfftfreq": lambda x: np.fft.rfftfreq(6) * x[0, 0],
+    # the transforms (numpy_api/fft.py; tests/test_fft.py tests them further)
+    "fft.fft": lambda x: (np.fft.fft(x), np.fft.fft(x, n=4, axis=0)),
+    "fft.ifft": lambda x: np.fft.ifft(x, norm="ortho"),
+    "fft.fftn": lambda x: np.fft.fftn(x, s=(3, 2), axes=(0, 1)),
+    "fft.ifftn": lambda x: np.fft.ifftn(x),
+    "fft.rfft": lambda x: np.fft.rfft(x, n=5),
+    "fft.irfft": lambda x: np.fft.irfft(x),
+    "fft.rfftn": lambda x: np.fft.rfftn(x),
+    "fft.irfftn": lambda x: np.fft.irfftn(x, axes=(0, 1), norm="forward"),
+    "fft.hfft": lambda x: np.fft.hfft(x, n=4),
+    "fft.ihfft": lambda x: np.fft.ihfft(x),
 }
 # Names refused with a reason: a data-dependent result shape; a factorization jitc does not
-# compute; the FFT extension's transforms (out of scope); from_dlpack (a traced array has
-# no memory to share yet).
+# compute; from_dlpack (a traced array has no memory to share yet).
 DATA_DEPENDENT = {
     "nonzero": lambda x: np.nonzero(x > 2),
     **{
@@ -194,15 +204,17 @@ DATA_DEPENDENT = {
         for n in "unique_all unique_counts unique_inverse unique_values".split()
     },
 }
-FACTORIZATIONS = {
-    f"linalg.{n}": _of(np.linalg, n, lambda x: (SQ + x[0, 0],))
-    for n in "eigh eigvalsh matrix_rank pinv qr svd svdvals".split()
-}
-FFT_CALLS = {f"fft.{n}": _of(np.fft, n, lambda x: (x,)) for n in FFT if f"fft.{n}" not in CALLS}
+# the factorizations jitc computes (tests/test_linalg_factorizations.py tests them fully)
+CALLS.update(
+    {
+        f"linalg.{n}": _of(np.linalg, n, lambda x: (SQ + SQ.T + x[0, 0],))
+        for n in "eigh eigvalsh matrix_rank pinv qr svd svdvals".split()
+    }
+)
+FACTORIZATIONS: dict = {}
 REFUSED = {
     **DATA_DEPENDENT,
     **FACTORIZATIONS,
-    **FFT_CALLS,
     "from_dlpack": lambda x: np.from_dlpack(x),
 }
 # complex numbers are another issue's (real and imag of a real array need complex dtypes)
@@ -264,8 +276,6 @@ def test_the_rest_is_refused_with_the_reason(name):
         assert f"np.{name}" in message and "depends on the values" in message
     elif name in FACTORIZATIONS:
         assert f"np.{name} " in message and "which jitc does not compute" in message
-    elif name in FFT_CALLS:
-        assert f"np.{name} " in message and "no FFT" in message
     else:
         assert "np.from_dlpack" in message
 
@@ -553,16 +563,6 @@ ERRORS = [
         lambda x: np.linalg.cross(x[:, :2], x[:, :2]),
         ValueError,
         "np.linalg.cross: Both input arrays must be",
-    ),
-    (
-        lambda x: np.linalg.matrix_norm(x, ord=2),
-        UnsupportedError,
-        "np.linalg.matrix_norm ord=2 needs singular",
-    ),
-    (
-        lambda x: np.linalg.matrix_norm(x, ord="nuc"),
-        UnsupportedError,
-        "np.linalg.matrix_norm ord='nuc'",
     ),
     (
         lambda x: np.linalg.matrix_power(x[:, :2], 1.5),

@@ -59,7 +59,7 @@ def uses_setitem(x):
 
 
 def uses_linalg(x):
-    return np.linalg.qr(x[:, :3])
+    return np.linalg.eig(x[:, :3])
 
 
 def uses_method(x):
@@ -114,8 +114,8 @@ def uses_trace_out(x):
     return np.trace(x, out=x[0, 0])
 
 
-def uses_norm_nuclear(x):
-    return np.linalg.norm(x, "nuc")
+def uses_cond(x):
+    return np.linalg.cond(x)
 
 
 def uses_ptp_out(x):
@@ -152,7 +152,7 @@ def uses_roll_traced_shift(x):
         (uses_lexsort, "np.lexsort", "np.lexsort((x[0]"),
         (uses_unique, "np.unique", "np.unique(y)"),
         (uses_setitem, "x[mask] = v", "y[x > 3] = np.arange"),
-        (uses_linalg, "np.linalg.qr", "np.linalg.qr"),
+        (uses_linalg, "np.linalg.eig", "np.linalg.eig"),
         (uses_method, "ndarray.compress", "x.compress"),
         (uses_mask, "boolean mask index", "x[x > 3]"),
         (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
@@ -170,7 +170,7 @@ def uses_roll_traced_shift(x):
         (uses_repeat_traced, "np.repeat repeats", "np.repeat(x,"),
         (uses_take_out, "np.take: out=", "np.take(x,"),
         (uses_trace_out, "np.trace: out=", "np.trace(x,"),
-        (uses_norm_nuclear, "ord='nuc'", "np.linalg.norm(x,"),
+        (uses_cond, "np.linalg.cond", "np.linalg.cond(x)"),
         (uses_ptp_out, "np.ptp: out=", "np.ptp(x,"),
         (uses_average_returned, "returned=True", "np.average(x,"),
         (uses_average_2d_weights, "np.average: weights of shape", "np.average(x,"),

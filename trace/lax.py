@@ -231,6 +231,12 @@ def linalg(kind, *operands):
     return emit(operands[0].ctx, "linalg", list(operands), kind=kind)
 
 
+def fft(x, kind, axes, n, norm):
+    """The `kind` transform (ops.FFT_KINDS) over whole `axes`; `n`: the logical length of
+    the last of them (irfft: of its result)."""
+    return emit(x.ctx, "fft", [x], kind=kind, axes=tuple(axes), n=int(n), norm=norm)
+
+
 def dot_general(lhs, rhs, lhs_contracting, rhs_contracting, lhs_batch=(), rhs_batch=()):
     if lhs.dtype == _HALF and rhs.dtype == _HALF:
         return _in_single(

@@ -43,7 +43,9 @@ _wrapper_of: dict = {}  # id(original) -> its wrapper, while bound
 
 
 def rebind(module, name: str, make_wrapper) -> None:
-    """Bind `module.name` to make_wrapper(original) while traces run."""
+    """Bind `module.name` to make_wrapper(original) while traces run; `module` may be a
+    module's name (SciPy's, which jitc does not import): bound when a trace starts if the
+    program has imported it by then."""
     _BINDINGS.append((module, name, make_wrapper))
 
 
@@ -64,6 +66,10 @@ class tracing_in_this_thread:
         with _lock:
             if TRACES_ACTIVE[0] == 0:
                 for module, name, make in _BINDINGS:
+                    if isinstance(module, str):
+                        module = sys.modules.get(module)
+                        if module is None or not hasattr(module, name):
+                            continue
                     original = getattr(module, name)
                     wrapper = make(original)
                     _saved.append((module, name, original))

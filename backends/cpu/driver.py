@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jitc.backends.cpu.lapack import NOT_POSITIVE_DEFINITE, SINGULAR
+from jitc.backends.cpu.lapack_factor import BANDED_SINGULAR, EIGH_FAILED, SVD_FAILED
 from jitc.backends.cpu.launcher import GROUP_ENTRY, group_work, launch_work
 from jitc.backends.cpu.loops import Sizes
 from jitc.backends.cpu.lowering import STORAGE, storage
@@ -49,6 +50,9 @@ from jitc.backends.cpu.memory import scratch
 from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
+from jitc.backends.cpu.fft import kernel_globals as _fft
+globals().update(_fft())
+from jitc.backends.cpu.lapack_factor import gbsv, geqrf, gesdd, gtsv, orgqr, syevd
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import JIT as _complex
@@ -194,6 +198,9 @@ ERRORS = {
     5: SINGULAR,
     6: NOT_POSITIVE_DEFINITE,
     7: INDEX_ERROR,
+    8: SVD_FAILED,
+    9: EIGH_FAILED,
+    10: BANDED_SINGULAR,
 }
 _KIND = {v: k for k, v in ERRORS.items()}
 # The primitive behind each kind (jitc.core.failures names the nodes that can fail so).
@@ -204,6 +211,9 @@ FAILURE_OF = {
     SINGULAR: failures.LINALG,
     NOT_POSITIVE_DEFINITE: failures.LINALG,
     INDEX_ERROR: failures.INDEX,
+    SVD_FAILED: failures.LINALG,
+    EIGH_FAILED: failures.LINALG,
+    BANDED_SINGULAR: failures.LINALG,
 }
 # The state vector's header: where its tables are (see emit).
 # FAILED: where the driver notes the launch-table position of a launch that failed;

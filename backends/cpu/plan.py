@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from jitc.backends.cpu import dot as dots
+from jitc.backends.cpu.fft import fft_source
 from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
+from jitc.backends.cpu.lapack_factor import factor_error, factor_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
 from jitc.backends.cpu.scalar_loop import scalar_loop
 from jitc.backends.cpu.scan import scan_source
@@ -38,7 +40,7 @@ from jitc.backends.cpu.update_slice import (
     region_view,
     shared_view,
 )
-from jitc.core import failures, ops
+from jitc.core import failures, linalg_layout, ops
 from jitc.core.errors import JitcError, UnsupportedError
 from jitc.core.ir import Graph, Node
 from jitc.core.source import where
@@ -545,10 +547,13 @@ class Planner:
         kind = n.attrs["kind"]
         if self.aot:
             raise UnsupportedError(
-                f"{ops.LINALG_KINDS[kind]} is not supported in AOT (it "
+                f"{ops.LINALG_KINDS[linalg_layout.base(kind)]} is not supported in AOT (it "
                 f"calls LAPACK, which AOT objects do not link)"
                 f"{where(n.loc)}"
             )
+        if linalg_layout.is_packed(kind):
+            self._factorization(n, kind, out)
+            return
         m = n.operands[0].shape[-1]
         batch = int(np.prod(n.operands[0].shape[:-2], dtype=np.int64))
         if out.nbytes == 0:
@@ -562,6 +567,40 @@ class Planner:
         kb.error = ERROR_OF_KIND[kind]
         kb.sites = [n]
         self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
+
+    def _factorization(self, n: Node, kind: str, out: Buf):
+        """One LAPACK kernel over the stack (lapack_factor.py): operands (B, core...), the
+        packed result (B, P)."""
+        batch = int(np.prod(n.shape[:-1], dtype=np.int64))
+        if out.nbytes == 0:
+            return
+        cores = [o.shape[len(n.shape) - 1 :] for o in n.operands]
+        kb = _KernelBuilder()
+        kb.add(
+            factor_source(kind, n.dtype, kb.sz),
+            [self.loc[o].viewed((batch,) + c) for o, c in zip(n.operands, cores)],
+            [out.viewed((batch, n.shape[-1]))],
+        )
+        kb.error = factor_error(kind)
+        kb.sites = [n]
+        self.kernels.append(kb.kernel(batch, 0))  # work 0: one thread (lapack.py says why)
+
+    def _fft(self, n: Node, out: Buf):
+        """One DUCC0 call over the whole materialized operand (fft.py); AOT objects link no
+        FFT library."""
+        if self.aot:
+            raise UnsupportedError(
+                f"{n.loc.api if n.loc and n.loc.api else ops.FFT_KINDS[n.attrs['kind']]} is "
+                f"not supported in AOT (it calls rocket-fft's DUCC0, which AOT objects do not "
+                f"link){where(n.loc)}"
+            )
+        if out.nbytes == 0:
+            return
+        (x,) = n.operands
+        kb = _KernelBuilder()
+        source = fft_source(n.attrs["kind"], n.attrs["axes"], n.attrs["norm"], x.dtype)
+        kb.add(source, [self.loc[x]], [out])
+        self.kernels.append(kb.kernel(1, 0))  # work 0: DUCC0 runs its own threads
 
     def _copy(self, src: Buf, dst: Buf, body: str | None = None):
         size = int(np.prod(src.shape, dtype=np.int64))
@@ -659,6 +698,8 @@ class Planner:
             self._sort(n, outs[0])
         elif n.op == "linalg":
             self._linalg(n, outs[0])
+        elif n.op == "fft":
+            self._fft(n, outs[0])
         else:
             body, sources = single_op_body(n)
             self._loop_kernel(body, lambda m, s=sources: self.loc[s[m.attrs["index"]]], outs)

@@ -17,7 +17,10 @@ import numpy as np
 from jitc.backends.cuda.emitter import Sizes
 from jitc.backends.cuda.kernel import Kernel, assemble, indent
 from jitc.backends.cuda.lowering import ERR_NOT_POSITIVE_DEFINITE, ERR_SINGULAR
+from jitc.core import linalg_layout, ops
+from jitc.core.errors import UnsupportedError
 from jitc.core.ir import Node
+from jitc.core.source import where
 
 
 def _lu(m: str, k: str | None) -> list[str]:
@@ -86,6 +89,12 @@ def _back_substitute(m: str, k: str) -> list[str]:
 def linalg_kernel(node: Node) -> Kernel:
     """Kernel(a [, b] -> out) for a top-level linalg node."""
     kind, dtype = node.attrs["kind"], np.dtype(node.dtype)
+    if linalg_layout.is_packed(kind):
+        raise UnsupportedError(
+            f"{ops.LINALG_KINDS[linalg_layout.base(kind)]} is not supported on the cuda "
+            f"backend (a factorization has no per-thread kernel here; use the cpu backend)"
+            f"{where(node.loc)}"
+        )
     a = node.operands[0]
     m_value = a.shape[-1]
     batch_value = int(np.prod(a.shape[:-2], dtype=np.int64))

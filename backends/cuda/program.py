@@ -28,7 +28,9 @@ from jitc.backends.cuda.scatter import scatter_kernel
 from jitc.backends.cuda.sort import sort_kernel
 from jitc.backends.cuda.update_slice import copy_kernel, update_slice_kernels
 from jitc.core import ops
+from jitc.core.errors import UnsupportedError
 from jitc.core.ir import Graph, Node
+from jitc.core.source import where
 from jitc.fusion.contract import single_op_body
 from jitc.fusion.region import reads_base_in_region, region_of
 from jitc.fusion.views import block_offset, external_view
@@ -225,6 +227,12 @@ class _Builder:
             for k in region:
                 self.launch(k, [self.names[n.operands[1]]], outs)
             return
+        if n.op == "fft":
+            raise UnsupportedError(
+                f"{n.loc.api if n.loc and n.loc.api else ops.FFT_KINDS[n.attrs['kind']]} is "
+                f"not supported on the cuda backend (it has no FFT kernels; use the cpu "
+                f"backend){where(n.loc)}"
+            )
         if n.op == "linalg":
             if n.size:
                 self.launch(linalg_kernel(n), [self.names[o] for o in n.operands], outs)
