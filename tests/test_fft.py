@@ -239,3 +239,17 @@ def test_aot_refuses_by_name(tmp_path):
     with pytest.raises(UnsupportedError, match=r"np\.fft\.rfft2 is not supported in AOT") as e:
         aot.compile(spectrum, "f32[8,8]", name="spectrum").write(str(tmp_path))
     assert HERE in str(e.value)
+
+
+def test_the_cpu_backend_without_rocket_fft_names_the_extra(monkeypatch):
+    """rocket-fft is pyproject's `fft` extra: without it the cpu backend refuses by name
+    (the reference backend computes with NumPy itself)."""
+    from jitc.backends.cpu import plan
+
+    monkeypatch.setattr(plan, "fft_available", lambda: False)
+
+    def spectrum(x):
+        return np.fft.fft(x) * 2
+
+    with pytest.raises(UnsupportedError, match=r"np\.fft\.fft on the cpu .*jitc\[fft\].*test_fft"):
+        jitc.jit(spectrum, backend="cpu").lower(np.ones(8)).compile()

@@ -50,15 +50,11 @@ from jitc.backends.cpu.memory import scratch
 from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
-from jitc.backends.cpu.fft import kernel_globals as _fft
-globals().update(_fft())
 from jitc.backends.cpu.lapack_factor import gbsv, geqrf, gesdd, gtsv, orgqr, syevd
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import JIT as _complex
 globals().update(_complex)
-from jitc.backends.cpu.complexlibm import kernel_globals as _cx
-globals().update(_cx())
 from jitc.backends.cpu.half import JIT as _half
 globals().update(_half)
 from jitc.backends.cpu.lowering import vmath_globals as _vg
@@ -112,6 +108,26 @@ class Emitted:
         return np.array(header + [v for e in launches for v in e] + pointers + packs, np.int64)
 
 
+# Helpers only some kernels call, imported by those alone: rocket-fft's import (SciPy's fft
+# with it) and libm's complex functions cost a first call in every process otherwise.
+_OPTIONAL_IMPORTS = (
+    (
+        "fft_",
+        "from jitc.backends.cpu.fft import kernel_globals as _fft\nglobals().update(_fft())\n",
+    ),
+    (
+        "cx_",
+        "from jitc.backends.cpu.complexlibm import kernel_globals as _cx\n"
+        "globals().update(_cx())\n",
+    ),
+)
+
+
+def _optional_imports(kernel: Kernel) -> str:
+    text = "".join(body.source for body in kernel.bodies)
+    return "".join(line for prefix, line in _OPTIONAL_IMPORTS if prefix in text)
+
+
 def kernel_source(kernel: Kernel) -> str:
     """The module source of one kernel; it depends on structure only, not on extents.
 
@@ -124,7 +140,7 @@ def kernel_source(kernel: Kernel) -> str:
     n_pointers = len(kernel.pointers)
     params, statements = _inlined_body(kernel)
     inline = params is not None
-    parts = [KERNEL_HEADER]
+    parts = [KERNEL_HEADER + _optional_imports(kernel)]
     if not inline:
         for k, body in enumerate(kernel.bodies):
             parts.append(

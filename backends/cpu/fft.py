@@ -10,6 +10,8 @@ gains.
 
 from __future__ import annotations
 
+import importlib.util
+
 from jitc.backends.cpu.abi import thread_count
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.backends.cpu.threads import start_thread_pool
@@ -38,18 +40,24 @@ def _factor(kind: str, norm: str, axes: tuple, dtype) -> str:
     return f"float({t}(1) / {'np.sqrt(' + size + ')' if norm == 'ortho' else size})"
 
 
+def fft_available() -> bool:
+    """Is rocket-fft installed (pyproject's `fft` extra)?"""
+    return importlib.util.find_spec("rocket_fft") is not None
+
+
 def fft_source(kind: str, axes: tuple, norm: str, dtype) -> str:
     """`def BODY(a, out, lo, hi, n)`: the transform of all of `a` into `out` (one call)."""
     call, forward = CALLS[kind]
     return (
         "def BODY(a, out, lo, hi, n):\n"
-        f"    {call}(a, out, np.array({tuple(axes)!r}, np.int64), {forward}, "
-        f"{_factor(kind, norm, axes, dtype)}, thread_count())\n"
+        f"    fft_{call}(a, out, np.array({tuple(axes)!r}, np.int64), {forward}, "
+        f"{_factor(kind, norm, axes, dtype)}, fft_threads())\n"
     )
 
 
 def kernel_globals() -> dict:
-    """The names fft_source's bodies call, for kernel modules (driver.KERNEL_HEADER).
+    """The names fft_source's bodies call (fft_*), for the kernel modules that call them
+    (driver._OPTIONAL_IMPORTS).
     rocket-fft's code calls DUCC0 by symbol, which importing rocket-fft loads: importing it
     here lets a kernel loaded from the disk cache in a new process find the library (numba
     imports it too, as a numba extension). thread_count links against numba's pool, which
@@ -57,4 +65,4 @@ def kernel_globals() -> dict:
     from rocket_fft.lowlevel import c2c, c2r, r2c
 
     start_thread_pool()
-    return {"c2c": c2c, "c2r": c2r, "r2c": r2c, "thread_count": thread_count}
+    return {"fft_c2c": c2c, "fft_c2r": c2r, "fft_r2c": r2c, "fft_threads": thread_count}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jitc.backends.cpu import dot as dots
-from jitc.backends.cpu.fft import fft_source
+from jitc.backends.cpu.fft import fft_available, fft_source
 from jitc.backends.cpu.lapack import ERROR_OF_KIND, lapack_source
 from jitc.backends.cpu.lapack_factor import factor_error, factor_source
 from jitc.backends.cpu.loops import LoopKernel, Sizes
@@ -593,6 +593,12 @@ class Planner:
                 f"{n.loc.api if n.loc and n.loc.api else ops.FFT_KINDS[n.attrs['kind']]} is "
                 f"not supported in AOT (it calls rocket-fft's DUCC0, which AOT objects do not "
                 f"link){where(n.loc)}"
+            )
+        if not fft_available():
+            raise UnsupportedError(
+                f"{n.loc.api if n.loc and n.loc.api else ops.FFT_KINDS[n.attrs['kind']]} on "
+                f"the cpu backend needs the rocket-fft package: pip install 'jitc[fft]'"
+                f"{where(n.loc)}"
             )
         if out.nbytes == 0:
             return
