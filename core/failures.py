@@ -26,6 +26,7 @@ INDEX = "index"
 # NumPy calls whose failure NumPy reports differently from the primitive's failure: the
 # exception and message to raise instead.
 _OVERRIDES = {
+    ("np.geomspace", GATHER): (ValueError, "np.geomspace: Geometric sequence cannot include zero"),
     ("np.histogram", GATHER): (
         ValueError,
         "np.histogram: the autodetected range of the data is not finite (it holds NaN or "

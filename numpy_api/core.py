@@ -157,3 +157,16 @@ def normalize_axes(axis, ndim):
 
 def _lifted(a):
     return lift(find_ctx([a]), a)
+
+
+def checked(value, failing):
+    """`value` (a real array), unchanged, in a graph that fails at run time where the traced
+    bool `failing` holds: a lookup at index `failing` in a one-entry table of ones, which
+    `value` is multiplied by (x * 1 is x, bit for bit), so the lookup stays live. The
+    failure is a gather's, which core/failures.py reports as the error NumPy raises for
+    the NumPy call being traced (its _OVERRIDES)."""
+    from jitc.numpy_api.indexing import take
+
+    table = lax.full(value.ctx, (1,), 1, value.dtype)
+    one = take(table, lax.reshape(lax.convert(failing, np.dtype(np.intp)), (1,)))
+    return value * lax.reshape(one, ())

@@ -10,7 +10,15 @@ import numpy as np
 from jitc.core.dtypes import check_supported
 from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
-from jitc.numpy_api.core import _lifted, find_ctx, implements, is_tracer, lift, result_type
+from jitc.numpy_api.core import (
+    _lifted,
+    checked,
+    find_ctx,
+    implements,
+    is_tracer,
+    lift,
+    result_type,
+)
 from jitc.numpy_api.ufuncs import apply_ufunc
 from jitc.trace import lax
 
@@ -106,6 +114,29 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
         base = np.expand_dims(base, axis)
     y = np.power(base, linspace(start, stop, num=num, endpoint=endpoint, axis=axis))
     return y if dtype is None else y.astype(dtype)
+
+
+@implements(np.geomspace)
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """NumPy's steps: the bounds rotated onto the positive reals (by their sign), logspace
+    between their log10s, the endpoints set to the bounds exactly, rotated back. A zero
+    bound is NumPy's ValueError, raised by the kernel at run time."""
+    ctx = find_ctx([start, stop])
+    start, stop = lift(ctx, start), lift(ctx, stop)
+    dt = np.result_type(start.dtype, stop.dtype, float(num), np.zeros((), dtype))
+    zero = np.any(start == 0) | np.any(stop == 0)
+    start, stop = checked(start.astype(dt), zero), stop.astype(dt)
+    sign = np.sign(start)
+    start, stop = start / sign, stop / sign
+    result = logspace(np.log10(start), np.log10(stop), num=num, endpoint=endpoint, dtype=dt)
+    if num > 0:
+        result[0] = start
+        if num > 1 and endpoint:
+            result[-1] = stop
+    result = result * sign
+    if axis != 0:
+        result = np.moveaxis(result, 0, axis)
+    return result if dtype is None else result.astype(dtype)
 
 
 def _at_least(v, ndim):

@@ -15,7 +15,7 @@ import numpy as np
 
 from jitc.core.errors import UnsupportedError
 from jitc.core.source import where
-from jitc.numpy_api.core import find_ctx, implements, is_tracer, lift
+from jitc.numpy_api.core import checked, find_ctx, implements, is_tracer, lift
 from jitc.numpy_api.indexing import take
 from jitc.trace import lax
 
@@ -28,9 +28,9 @@ def _outer_edges(a, range_):
         if a.size == 0:
             return 0, 1
         first, last = np.min(a), np.max(a)
-        if a.dtype.kind == "f":
-            _check_finite(first, last)
-        if a.dtype.kind != "f":  # NumPy's integer edges turn float64 when widened
+        if a.dtype.kind == "f":  # NaN or inf in the data: NumPy's ValueError, at run time
+            first = checked(first, ~(np.isfinite(first) & np.isfinite(last)))
+        else:  # NumPy's integer edges turn float64 when widened
             first, last = first.astype(np.float64), last.astype(np.float64)
         same = first == last
         return np.where(same, first - 0.5, first), np.where(same, last + 0.5, last)
@@ -44,14 +44,6 @@ def _outer_edges(a, range_):
     if first == last:
         first, last = first - 0.5, last + 0.5
     return first, last
-
-
-def _check_finite(first, last):
-    """Fail at run time, as NumPy's ValueError (failures.py's override for np.histogram),
-    when the data's min or max is NaN or inf: a lookup in a one-entry table at index 1."""
-    bad = ~(np.isfinite(first) & np.isfinite(last))
-    table = lax.full(first.ctx, (1,), 0, np.intp)
-    take(table, bad.astype(np.intp)[None])
 
 
 def _uniform_bins(a, n, first, last):

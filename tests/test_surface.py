@@ -703,6 +703,19 @@ case(
     modes=("normal",),
 )
 
+case(
+    "np.geomspace traced bounds",
+    lambda x, y: (
+        np.geomspace(1.0, x[0], 4),
+        np.geomspace(x[0], x[1], 5, endpoint=False),
+        np.geomspace(-x[0], -y, 3, axis=-1),
+        np.geomspace(x[:2], y, 4, axis=1),
+        np.geomspace(x[1], x[2], 3, dtype=np.float32),
+    ),
+    [(A((3,), kind="pos"), A((2,), kind="pos", slot=1))],
+    dtypes=((F64, F64), (F32, I32)),
+    modes=("normal",),
+)
 # -- shapes
 S34 = [(a(3, 4),), (a(0, 4),)]
 S234 = [(a(2, 3, 4),)]
@@ -1373,6 +1386,7 @@ case(
 for _name, _fn, _args in [  # where NumPy raises, jitc must raise the same kind
     ("np.flipud 0-d", np.flipud, [(a(),)]),
     ("np.linspace negative num", lambda x: np.linspace(0, x[0], -1), [(a(3),)]),
+    ("np.geomspace through zero", lambda x: np.geomspace(x[0] * 0, 1.0, 3), [(a(3),)]),
     ("np.repeat negative count", lambda x: np.repeat(x, [1, -1, 2], axis=0), [(a(3, 4),)]),
     ("np.take wrap of an empty axis", lambda x: np.take(x, [1], axis=1, mode="wrap"), [(a(3, 0),)]),
     (
