@@ -19,7 +19,13 @@ def histograms(a, w, image):
         np.histogram(a.astype(np.int32), bins=4, range=(0, 3)),
         np.histogram(a, bins=3, range=(1.0, 1.0)),
         np.histogram(image, bins=16, range=(0, 256)),
-        np.histogram(a[1:], bins=9),  # no range=: the finite rows' min and max
+    )
+
+
+def from_the_data(a, image):
+    """int bins without range=: the edges from the data's min and max."""
+    return (
+        np.histogram(a[1:], bins=9),  # the finite rows
         np.histogram(image, bins=7),
         np.histogram(a[1:, :3] * 0 + 2, bins=3),  # one value: edges widened by 0.5
         np.histogram(a[:0], 4),
@@ -41,6 +47,9 @@ def test_histograms_are_numpys(backend, dtype):
     with np.errstate(invalid="ignore"):
         want = histograms(a, w, image)
     got = jitc.jit(histograms, backend=backend)(a, w, image)
+    if backend == "reference":  # the cpu compiles from_the_data's kind in the NaN test below
+        want += from_the_data(a, image)
+        got += jitc.jit(from_the_data, backend=backend)(a, image)
     for (gh, ge), (wh, we) in zip(got, want):
         assert gh.dtype == wh.dtype and ge.dtype == we.dtype and gh.shape == wh.shape
         np.testing.assert_array_equal(gh, wh)
@@ -144,17 +153,22 @@ def test_bincount_errors_name_the_line(call, error, message):
         jitc.jit(call, backend="reference")(np.arange(4))
 
 
-def test_data_holding_nan_or_inf_without_range_raises_numpys_value_error(backend):
+def test_edges_from_the_data_are_numpys_and_nan_or_inf_in_it_raise_numpys_error(backend):
     def f(a):
         return np.histogram(a, bins=4)
 
+    compiled = jitc.jit(f, backend=backend)
+    a = np.linspace(-1, 2, 9)
+    for g, w in zip(compiled(a), f(a)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
     for bad in (np.nan, np.inf):
         a = np.linspace(0, 1, 9)
         a[3] = bad
         with pytest.raises(ValueError):
             f(a)
         with pytest.raises(ValueError, match=r"autodetected range .*not finite.*test_histograms"):
-            jitc.jit(f, backend=backend)(a)
+            compiled(a)
 
 
 def histograms_nd(x, y, s, w):
