@@ -134,13 +134,16 @@ def _mark(t, scalar):
 
 
 def normalize_axis(axis, ndim, what="axis"):
+    """`axis` in [0, ndim); `what` names the argument in the errors ("axisa", "np.fft.fft:
+    argument axes")."""
     try:
         a = operator.index(axis)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {axis!r}{where()}") from None
     if not -ndim <= a < ndim:
         raise np.exceptions.AxisError(
-            f"axis {a} is out of bounds for array of dimension {ndim}{where()}"
+            f"{'' if what == 'axis' else what + ': '}axis {a} is out of bounds for array of "
+            f"dimension {ndim}{where()}"
         )
     return a % ndim if ndim else 0
 

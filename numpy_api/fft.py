@@ -25,7 +25,7 @@ from jitc.core import ops
 from jitc.core.errors import UnsupportedError
 from jitc.core.primitives import real_dtype
 from jitc.core.source import where
-from jitc.numpy_api.core import _lifted, implements
+from jitc.numpy_api.core import _lifted, implements, normalize_axis
 from jitc.trace import lax
 
 _SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -55,16 +55,7 @@ def _length(n, name: str, arg: str) -> int:
 
 
 def _axis(axis, ndim: int, name: str, arg: str) -> int:
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: argument {arg} must be integers, got {axis!r}{where()}") from None
-    if not -ndim <= a < ndim:
-        raise np.exceptions.AxisError(
-            f"{name}: argument {arg}: axis {a} is out of bounds for array of dimension "
-            f"{ndim}{where()}"
-        )
-    return a % ndim
+    return normalize_axis(axis, ndim, f"{name}: argument {arg}")
 
 
 def _operand(x, name: str, real_input: bool):
