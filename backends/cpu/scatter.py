@@ -42,13 +42,25 @@ def scatter_source(mode: str, dtype, copy: bool) -> str:
             "            for q in range(base.shape[2]):",
             "                out[p, k, q] = base[p, k, q]",
         ]
+    index = [
+        "k = np.int64(idx[m])",
+        "if k < 0:",
+        "    k += size",
+        "if k < 0 or k >= size:",
+        "    raise IndexError('scatter index out of bounds')",
+    ]
+    # one element per index (post of 1: compacting, np.add.at on a vector) without the
+    # inner loop, which LLVM does not remove
     lines += [
-        "        for m in range(idx.shape[0]):",
-        "            k = np.int64(idx[m])",
-        "            if k < 0:",
-        "                k += size",
-        "            if k < 0 or k >= size:",
-        "                raise IndexError('scatter index out of bounds')",
+        "        if base.shape[2] == 1:",
+        "            q = 0",
+        "            for m in range(idx.shape[0]):",
+    ]
+    lines += ["                " + line for line in index]
+    lines += [f"                out[p, k, q] = {update}", "            continue"]
+    lines += ["        for m in range(idx.shape[0]):"]
+    lines += ["            " + line for line in index]
+    lines += [
         "            for q in range(base.shape[2]):",
         f"                out[p, k, q] = {update}",
     ]
