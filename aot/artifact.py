@@ -24,7 +24,7 @@ from jitc.aot.loader import loader_source
 from jitc.aot.plan import Program, plan_aot
 from jitc.aot.size import format_report, size_report
 from jitc.core.pytree import LEAF, flatten
-from jitc.stages import ArgumentResult, Function, StaticResult, Wrapped
+from jitc.stages import ArgumentResult, Function, SizedResult, StaticResult, Wrapped
 from jitc.trace.lowering import lower
 
 # "generic" is jitc's portable baseline per architecture. x86-64-v2 (SSE4.2, 2009+) rather
@@ -219,6 +219,12 @@ def _outputs(lowered, written: dict, visible: list, name: str) -> list:
             raise AotLinkError(
                 f"{name}: the function returns a Python value ({s.value!r}) "
                 f"that does not depend on its arguments; AOT returns arrays"
+            )
+        elif isinstance(s, SizedResult):
+            raise AotLinkError(
+                f"{name}: the function returns {s.what}, whose size is known only at run "
+                "time; an AOT function's results have static shapes (return a mask, or "
+                "np.where(mask, x, fill))"
             )
         elif s.index in leaf_of:  # also the new contents of an in-out argument
             outputs.append(("copy", leaf_of[s.index], bool(s.scalar)))

@@ -175,6 +175,7 @@ class Plan:
         self.sref = StageRef(function, spec_args, spec_kwargs, dask_chunks)
         self.a = self.sref.analysis()
         self._refuse_writes()
+        self._refuse_sized()
         for line in self.rechunked():  # JITC_LOG=compiles says where dask's split is undone
             logging.getLogger("jitc").info("%s on dask arrays: %s", function.name, line)
 
@@ -185,6 +186,17 @@ class Plan:
                 "into an argument or captured array; dask arrays are immutable and a write "
                 "would happen once per block: return the new value instead"
             )
+
+    def _refuse_sized(self):
+        from jitc.stages import SizedResult
+
+        for spec in self.a.lowered.out_specs:
+            if isinstance(spec, SizedResult):
+                raise UnsupportedError(
+                    f"{self.function.name}: called with dask arrays, the function returns "
+                    f"{spec.what}, whose size is known only at run time; dask needs every "
+                    "block's size when the graph is built: compute it on NumPy arrays"
+                )
 
     # -- what it says
     def as_text(self) -> str:

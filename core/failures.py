@@ -32,6 +32,25 @@ _OVERRIDES = {
         "np.histogram: the autodetected range of the data is not finite (it holds NaN or "
         "inf; NumPy raises ValueError): pass range=",
     ),
+    **{
+        (f"np.{name}", GATHER): (
+            ValueError,
+            f"np.{name}: zero-size array to reduction operation {op} which has no identity",
+        )
+        for name, op in (("max", "maximum"), ("min", "minimum"))
+    },
+    **{
+        (f"np.{name}", GATHER): (
+            ValueError,
+            f"np.{name}: attempt to get {name} of an empty sequence",
+        )
+        for name in ("argmax", "argmin")
+    },
+    ("x[i] of run-time size", GATHER): (
+        IndexError,
+        "x[i]: index out of bounds for a value whose size is known only at run time "
+        "(x[mask], np.nonzero's, np.unique's)",
+    ),
     ("np.bincount", SCATTER): (
         ValueError,
         "np.bincount: x holds a negative value (NumPy "

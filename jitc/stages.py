@@ -6,7 +6,8 @@
     Compiled   the optimized graph bound to one backend's Executable, for one signature
 
 What a stage hands on is a frozen dataclass with named fields (ArgType, GraphResult,
-StaticResult, ArgumentResult, WriteBack, CapturedArray, Split), never a positional tuple.
+SizedResult, StaticResult, ArgumentResult, WriteBack, CapturedArray, Split), never a
+positional tuple.
 The host call path that caches Compiled objects per signature is runtime/dispatch.py; the
 front door, jitc.jit, is jitc/api.py. This module imports neither.
 """
@@ -50,6 +51,27 @@ class GraphResult:
 
 
 @dataclass(frozen=True)
+class SizedResult:
+    """A returned value whose size along `axis` is known only at run time (x[mask],
+    np.nonzero, np.unique, x[a:b] with traced bounds): graph output `index` holds it padded
+    to the static bound, outputs `start` and `stop` (0-d integers) the positions it keeps;
+    `what`: the value and the user's line, for the stages that cannot return it."""
+
+    index: int
+    start: int
+    stop: int
+    axis: int
+    what: str
+
+
+def sized_value(padded, start, stop, axis: int):
+    """The caller's array: `padded[start:stop]` along `axis`, as an array of its own (as
+    NumPy's x[mask] and np.unique return fresh arrays, not views of a larger buffer)."""
+    key = (slice(None),) * axis + (slice(int(start), int(stop)),)
+    return padded[key].copy()
+
+
+@dataclass(frozen=True)
 class StaticResult:
     """A returned value the trace knew (a Python value that depends on no argument)."""
 
@@ -65,7 +87,7 @@ class ArgumentResult:
     view: tuple = ()
 
 
-OutSpec = GraphResult | StaticResult | ArgumentResult
+OutSpec = GraphResult | SizedResult | StaticResult | ArgumentResult
 
 
 @dataclass(frozen=True)
@@ -455,6 +477,10 @@ class Compiled:
                 if spec.scalar:
                     value = value[()] if spec.scalar is True else spec.scalar(value[()])
                 results.append(value)
+            elif isinstance(spec, SizedResult):
+                results.append(
+                    sized_value(outs[spec.index], outs[spec.start], outs[spec.stop], spec.axis)
+                )
             elif isinstance(spec, ArgumentResult):
                 results.append(numpy_view(leaves[spec.leaf], spec.view))
             else:

@@ -13,6 +13,7 @@ supported NumPy function to its implementation (each family module registers its
     shifts      np.roll, np.pad, np.diff (slices and joins)
     sorting     sort, argsort, partition, argpartition (and the methods)
     creation    the *_like family, tril/triu (np.zeros and friends: trace/creation.py)
+    data_sized  nonzero, argwhere, extract, compress, unique*: results of run-time size
     indexing    np.take (x[key] itself: trace/indexing.py)
     convolve    np.convolve, np.correlate (1-d)
     fft         np.fft's transforms (fft ... ihfft, 2-d and n-d)
@@ -24,7 +25,7 @@ supported NumPy function to its implementation (each family module registers its
     linalg_factor  eigh, eigvalsh, svd, svdvals, qr (LAPACK); pinv, matrix_rank, lstsq on the SVD
     scipy_linalg  scipy.linalg.solve_banded, scipy.linalg.lapack.dgtsv/sgtsv (LAPACK)
     linalg_namespace  np.linalg's Array API functions (vector_norm, matrix_norm, cross...)
-    refused     functions refused with their reason (data-dependent shapes, SVD)
+    refused     functions refused with their reason (eig, cond)
     random      np.random, refused while tracing (it draws anew on every call)
     writes      out=, in-place operators, copyto, put_along_axis, ufunc.at
 """
@@ -33,6 +34,7 @@ from jitc.numpy_api import (
     complex,
     convolve,
     creation,
+    data_sized,  # noqa: F401 (registers its functions)
     fft,
     histograms,
     histograms_nd,

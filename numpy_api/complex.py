@@ -100,6 +100,11 @@ FUNCTIONS = _shape_functions() | {
     np.dot,
     np.matmul,
     np.linalg.vecdot,
+    np.nonzero,
+    np.flatnonzero,
+    np.argwhere,
+    np.extract,
+    np.compress,
 }
 # np.fft's transforms (fft.py; rfft and ihfft raise NumPy's TypeError for complex input) and
 # shifts (rolls)

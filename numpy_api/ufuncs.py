@@ -363,11 +363,10 @@ def _broadcast_shapes(*shapes):
 
 @implements(np.where)
 def where_(condition, x=None, y=None):
-    if x is None and y is None:
-        raise UnsupportedError(
-            f"np.where(cond) with one argument has a data-dependent shape; jitc supports "
-            f"np.where(cond, x, y){where()}"
-        )
+    if x is None and y is None:  # np.nonzero(condition): of run-time size
+        from jitc.numpy_api.data_sized import nonzero
+
+        return nonzero(condition, "np.where's result")
     ctx = find_ctx([condition, x, y])
     cond = _truth(lift(ctx, condition))
     dt = result_type(x, y)

@@ -17,7 +17,7 @@ import numpy as np
 from jitc.core import pytree
 from jitc.core.dtypes import int_bounds
 from jitc.core.errors import SignatureMiss
-from jitc.stages import ArgumentResult, StaticResult
+from jitc.stages import ArgumentResult, SizedResult, StaticResult, sized_value
 from jitc.trace.mutation.writeback import donated
 
 # What a fast call raises for arguments of another signature: the driver's own shape check,
@@ -81,6 +81,9 @@ class _Gen:
                 from jitc.trace.mutation.views import numpy_view
 
                 return f"{self.bind(numpy_view)}({leaf}, {self.bind(spec.view)})"
+            if isinstance(spec, SizedResult):
+                parts = (outs(spec.index), outs(spec.start), outs(spec.stop), spec.axis)
+                return f"{self.bind(sized_value)}({', '.join(map(str, parts))})"
             value = outs(spec.index)
             scalar = spec.scalar
             if scalar is True:

@@ -195,15 +195,17 @@ CALLS = {
     "fft.hfft": lambda x: np.fft.hfft(x, n=4),
     "fft.ihfft": lambda x: np.fft.ihfft(x),
 }
-# Names refused with a reason: a data-dependent result shape; a factorization jitc does not
-# compute; from_dlpack (a traced array has no memory to share yet).
-DATA_DEPENDENT = {
-    "nonzero": lambda x: np.nonzero(x > 2),
-    **{
-        n: _of(np, n, lambda x: (x,))
-        for n in "unique_all unique_counts unique_inverse unique_values".split()
-    },
-}
+# Results of run-time size (numpy_api/data_sized.py; tests/test_data_sized.py tests them
+# further): the caller gets NumPy's exact sizes
+CALLS.update(
+    {
+        "nonzero": lambda x: np.nonzero(x > 2),
+        **{
+            n: _of(np, n, lambda x: (np.round(x),))
+            for n in "unique_all unique_counts unique_inverse unique_values".split()
+        },
+    }
+)
 # the factorizations jitc computes (tests/test_linalg_factorizations.py tests them fully)
 CALLS.update(
     {
@@ -212,8 +214,9 @@ CALLS.update(
     }
 )
 FACTORIZATIONS: dict = {}
+# Names refused with a reason: a factorization jitc does not compute; from_dlpack (a
+# traced array has no memory to share yet).
 REFUSED = {
-    **DATA_DEPENDENT,
     **FACTORIZATIONS,
     "from_dlpack": lambda x: np.from_dlpack(x),
 }
@@ -272,9 +275,7 @@ def test_the_rest_is_refused_with_the_reason(name):
         jitc.jit(REFUSED[name], backend="reference")(X)
     message = str(e.value)
     assert "test_array_api_namespace.py" in message
-    if name in DATA_DEPENDENT:
-        assert f"np.{name}" in message and "depends on the values" in message
-    elif name in FACTORIZATIONS:
+    if name in FACTORIZATIONS:
         assert f"np.{name} " in message and "which jitc does not compute" in message
     else:
         assert "np.from_dlpack" in message

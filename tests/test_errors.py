@@ -49,7 +49,7 @@ def uses_lexsort(x):
 
 def uses_unique(x):
     y = x + 1
-    return np.unique(y)
+    return np.unique(y, axis=0)
 
 
 def uses_setitem(x):
@@ -67,11 +67,11 @@ def uses_method(x):
 
 
 def uses_mask(x):
-    return x[x > 3]
+    return x[x > 3].reshape(2, -1)
 
 
 def uses_nonzero(x):
-    return np.where(x > 3)
+    return np.where(x > 3)[0].shape
 
 
 def uses_accumulate(x):
@@ -150,12 +150,12 @@ def uses_roll_traced_shift(x):
     "fn,name,line",
     [
         (uses_lexsort, "np.lexsort", "np.lexsort((x[0]"),
-        (uses_unique, "np.unique", "np.unique(y)"),
+        (uses_unique, "np.unique(axis=0)", "np.unique(y"),
         (uses_setitem, "x[mask] = v", "y[x > 3] = np.arange"),
         (uses_linalg, "np.linalg.eig", "np.linalg.eig"),
         (uses_method, "ndarray.compress", "x.compress"),
         (uses_mask, "boolean mask index", "x[x > 3]"),
-        (uses_nonzero, "np.where(cond)", "np.where(x > 3)"),
+        (uses_nonzero, "np.where's result", "np.where(x > 3)"),
         (uses_accumulate, "np.subtract.accumulate", "np.subtract.accumulate(x)"),
         (uses_out, "where= without out=", "np.exp(x, where"),
         (uses_diag_einsum, "einsum", "np.einsum"),

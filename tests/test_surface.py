@@ -1459,6 +1459,57 @@ case(
     modes=("normal", "special"),
 )
 
+# -- results whose size depends on the values (numpy_api/data_sized.py): NumPy's exact sizes
+case(
+    "np.nonzero/flatnonzero/argwhere/where(cond)",
+    lambda x: (np.nonzero(x), np.flatnonzero(x), np.argwhere(x), np.where(x != 0), x.nonzero()),
+    [(a(3, 4),), (a(5),), (a(0, 3),)],
+)
+case(
+    "x[mask], np.extract, np.compress",
+    lambda x: (
+        x[x > 0],
+        x[x[:, 0] > 0],
+        np.extract(x > 0, x),
+        np.compress(x[:, 0] > 0, x, axis=0),
+        np.compress(x[0] > 0, x, axis=1),
+        np.compress([True, False, True], x),
+    ),
+    [(a(3, 4),)],
+)
+case(
+    "np.unique",
+    lambda x: (
+        np.unique(x),
+        np.unique(x, return_index=True, return_inverse=True, return_counts=True),
+        np.unique(x, return_counts=True, equal_nan=False),
+    ),
+    [(a(3, 4),), (a(0, 3),)],
+)
+case(
+    "np.unique_all/counts/inverse/values",
+    # NumPy's unique_values may order them as its hash table does (the standard leaves the
+    # order open; jitc's are sorted): sorted here
+    lambda x: (
+        np.unique_all(x),
+        np.unique_counts(x),
+        np.unique_inverse(x),
+        np.sort(np.unique_values(x)),
+    ),
+    [(a(3, 4),)],
+)
+case(
+    "run-time sizes computed on",
+    lambda x: (
+        np.sort(x[x > 0]),
+        np.cumsum(x[x > 0]),
+        x[x > 0][1:-1] * 2,
+        np.unique(x[x > 0], return_counts=True),
+        x[np.nonzero(x > 0)],
+    ),
+    [(a(3, 4),)],
+    dtypes=NUMERIC,
+)
 
 # Compiled backends take seconds per kernel to compile (numba), so by default they run every
 # case on a sample of its variants (Case.variants(full=False)) and memory layouts (compiled

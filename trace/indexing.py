@@ -178,15 +178,29 @@ class _Index:
 
 def getitem(x, key):
     if _is_mask(x, key):
-        return Masked(x.copy(), _full_mask(x, key))
+        return Masked(x.copy(), _full_mask(x, key), rows=lift(x.ctx, key))
     if window.has_traced_slice(key):
         whole, axis, bounds, reverse = window.split(_expand(key, x.shape), x.shape, _is_array_index)
         return window.read(getitem(x, whole), axis, bounds, reverse)
     if isinstance(key, Masked) and key.values.ndim == 1 and key.values.dtype.kind in "iu":
         # x[idx[a:b]]: the selected indices gather; those outside the selection read x[0]
-        zero = lax.full(x.ctx, key.values.shape, 0, key.values.dtype)
-        safe = lax.select(key.mask, key.values, zero)
-        return key.like(getitem(x, safe))
+        return key.like(getitem(x, _inside(key)))
+    if _sized_indices(key):  # x[np.nonzero(x)], A[rows, cols]
+        keys = [k.front() for k in key]
+        first = keys[0]
+        if any(k.values.ndim != 1 or not same_mask(k.mask.node, first.mask.node) for k in keys):
+            raise UnsupportedError(
+                f"indexing with several index arrays of run-time size{where()}: they must "
+                "be 1-d and come from one computation (np.nonzero's arrays)"
+            )
+        out = getitem(x, tuple(_inside(k) for k in keys))
+        return Masked(
+            out,
+            lax.broadcast_in_dim(first.mask, out.shape, (0,)),
+            "sized",
+            first.window,
+            label=first.label,
+        )
     ix = _Index(x, key)
     y = ix.basic
     if ix.idx is None:
@@ -203,6 +217,20 @@ def getitem(x, key):
     if ix.front:
         out = lax.transpose(out, ix.front_perm(out.ndim, out.ndim - y.ndim + len(ix.arrays)))
     return _view(out, out.ndim == 0 and not ix.has_ellipsis)
+
+
+def _inside(key: Masked):
+    """A sized (or windowed) index array with the positions outside it reading index 0."""
+    zero = lax.full(key.values.ctx, key.values.shape, 0, key.values.dtype)
+    return lax.select(key.mask, key.values, zero)
+
+
+def _sized_indices(key) -> bool:
+    return (
+        isinstance(key, tuple)
+        and bool(key)
+        and all(isinstance(k, Masked) and k.values.dtype.kind in "iu" for k in key)
+    )
 
 
 def _is_mask(x, key) -> bool:

@@ -19,6 +19,7 @@ from jitc.stages import (
     CapturedArray,
     GraphResult,
     Lowered,
+    SizedResult,
     StaticResult,
     WriteBack,
 )
@@ -194,8 +195,12 @@ def _trace(function, args, kwargs, dyn, dyn_kw, static_nums, forced) -> Lowered:
     writebacks += [WriteBack("rebind", place, output(t.node)) for place, t in rebound]
     specs = []
     for leaf in out_leaves:
-        if isinstance(leaf, Masked):
-            raise leaf.returned()
+        if isinstance(leaf, Masked):  # its size is known only at run time
+            values, axis, start, stop = leaf.sized()
+            start, stop = (b if is_tracer(b) else ctx.constant(np.array(b)) for b in (start, stop))
+            bounds = output(values.node), output(start.node), output(stop.node)
+            specs.append(SizedResult(*bounds, axis, leaf.describe()))
+            continue
         if isinstance(leaf, Undefined):  # a name a compiled branch or loop left unbound
             leaf._refuse()
         if isinstance(leaf, np.ndarray):  # made by NumPy at trace time (np.eye(3)): a

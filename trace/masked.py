@@ -3,8 +3,10 @@
 A Masked keeps them as the full-shape values plus the mask, which is enough for what does
 not need the count: elementwise math with scalars and equally masked values, a few
 whole-array reductions, and assignment back through an equal mask, the NumPy idioms
-`x[m] *= 2`, `x[m] = f(x[m])` and `x[m].sum()`. Anything else names the data-dependent
-shape as the reason it cannot compile.
+`x[m] *= 2`, `x[m] = f(x[m])` and `x[m].sum()`. What needs them in order (returning them,
+sorting, indexing, np.unique) compacts them first (trace/sized.py): a "sized" Masked, the
+elements at the front of the static bound and their count. Anything else names the
+data-dependent shape as the reason it cannot compile.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from jitc.core.source import user_loc, where
 from jitc.trace import ranges
 
 
-def _data_dependent(what, loc=None, kind="mask"):
+def _data_dependent(what, loc=None, kind="mask", label=None):
+    if kind == "sized":  # trace/sized.py
+        return UnsupportedError(
+            f"{what} of {label} depends on its size, known only at run time{where(loc)}; "
+            "return it, reduce it (.sum(), .max()), sort it, or compute with it elementwise"
+        )
     if kind == "window":  # trace/window.py
         return UnsupportedError(
             f"{what} of x[a:b] depends on its extent, known only at run time (its bounds are "
@@ -25,8 +32,9 @@ def _data_dependent(what, loc=None, kind="mask"):
         )
     return UnsupportedError(
         f"{what} of x[mask] depends on how many elements the mask selects (a boolean mask "
-        f"index), known only at run time{where(loc)}; use np.where(mask, x, 0) (or a "
-        "reduction over it), or assign through it: x[mask] = f(x[mask])"
+        f"index), known only at run time{where(loc)}; count it with np.count_nonzero(mask), "
+        "return it, reduce or sort it, compute with it elementwise, or assign through it: "
+        "x[mask] = f(x[mask])"
     )
 
 
@@ -49,29 +57,70 @@ def same_mask(a, b, depth=16) -> bool:
 
 
 class Masked:
-    __slots__ = ("values", "mask", "loc", "kind", "window")
+    __slots__ = ("values", "mask", "loc", "kind", "window", "rows", "label")
     __array_priority__ = 1001
 
-    def __init__(self, values, mask, kind="mask", window=None):
+    def __init__(self, values, mask, kind="mask", window=None, rows=None, label=None):
         self.values = values  # a Tracer of the indexed array's shape
         self.mask = mask  # a bool Tracer of the same shape
         self.loc = user_loc()  # where x[mask] was written
-        self.kind = kind  # "mask": x[mask]; "window": x[a:b] with traced bounds
+        # "mask": x[mask]; "window": x[a:b] with traced bounds; "sized": a window [0:count)
+        # along axis 0 of a result whose size depends on the data (trace/sized.py)
+        self.kind = kind
         # a window's (axis, a, b): position p of that axis holds its element p - a
         self.window = window
+        self.rows = rows  # x[mask]'s mask as written (it may index x's leading axes only)
+        self.label = label  # what a "sized" value is, for errors: "np.nonzero's result"
 
     def like(self, values):
         """`values` (computed position by position) selected as these are."""
-        masked = Masked(values, self.mask, self.kind, self.window)
+        masked = Masked(values, self.mask, self.kind, self.window, self.rows, self.label)
         masked.loc = self.loc
         return masked
 
-    def returned(self):
-        """The error for a Masked that leaves the function: its shape is data-dependent."""
-        return _data_dependent("the shape", self.loc, self.kind)
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self):
+        return self.values.ndim if self.rows is None else 1 + self.values.ndim - self.rows.ndim
+
+    def describe(self) -> str:
+        """What this value is and where it was made, for stages that cannot return it."""
+        what = {"mask": "x[mask]", "window": "x[a:b] with traced bounds"}.get(self.kind)
+        return f"{what or self.label}{where(self.loc)}"
+
+    def front(self) -> Masked:
+        """These elements in order at the front of an array of the static bound, and their
+        count: a "sized" Masked (trace/sized.py)."""
+        from jitc.trace import sized
+
+        if self.kind == "sized":
+            return self
+        if self.window is None:  # x[mask]: the selected rows of x, its leading axes merged
+            lead = self.rows.ndim
+            rows = int(np.prod(self.values.shape[:lead]))
+            values = np.reshape(self.values, (rows, *self.values.shape[lead:]))
+            return sized.selected(values, np.reshape(self.rows, (rows,)), "x[mask]")
+        axis, a, b = self.window
+        if axis != 0:
+            raise self._refused("this operation along another axis than the first")
+        n = self.values.shape[0]
+        values = self.values
+        if not (isinstance(a, int) and a == 0):  # move the window to the front
+            values = np.take(values, np.clip(np.arange(n) + a, 0, max(n - 1, 0)), axis=0)
+        return sized.front(values, np.maximum(b - a, 0), "x[a:b]")
+
+    def sized(self):
+        """(values, axis, start, stop): this value is values[start:stop] along axis."""
+        if self.window is None:
+            return self.front().sized()
+        axis, a, b = self.window
+        return self.values, axis, a, b
 
     def _refused(self, what):
-        return _data_dependent(what, kind=self.kind)
+        return _data_dependent(what, kind=self.kind, label=self.label)
 
     def _operand(self, x):
         if isinstance(x, Masked):
@@ -85,6 +134,9 @@ class Masked:
             )
         if getattr(x, "ndim", 0) == 0:  # a Python or NumPy scalar, a 0-d array
             return x
+        selected = self.window[0] + 1 if self.window is not None else self.rows.ndim
+        if self.values.ndim - selected >= x.ndim:
+            return x  # broadcast along the axes after the selected one (`rows - row`)
         raise self._refused("combining an array with the elements")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -94,6 +146,10 @@ class Masked:
                 if kwargs
                 else f"np.{ufunc.__name__}.{method}"
             )
+        kinds = {x.kind == "sized" for x in inputs if isinstance(x, Masked)}
+        if len(kinds) == 2:  # x[mask] with np.sort(x[mask]): both in order, at the front
+            inputs = [x.front() if isinstance(x, Masked) else x for x in inputs]
+            return ufunc(*inputs)
         result = ufunc(*(self._operand(x) for x in inputs))
         if isinstance(result, tuple):
             return tuple(self.like(r) for r in result)
@@ -111,6 +167,12 @@ class Masked:
             raise UnsupportedError(
                 f"combining windows x[a:b] on different axes{where()}: each must have its "
                 "run-time extent on the same axis"
+            )
+        if "sized" in (self.kind, other.kind) and not ranges.same_extent((a, b), (c, d)):
+            raise UnsupportedError(
+                f"combining {self.describe()} with {other.describe()} elementwise{where()}: "
+                "their sizes are known only at run time and come from different "
+                "computations, so jitc cannot tell that they match"
             )
         if not ranges.same_extent((a, b), (c, d)):
             raise UnsupportedError(
@@ -136,6 +198,9 @@ class Masked:
             return _dot(*args)
         if func.__name__ == "flip" and self.window is not None and args[0] is self:
             return self._flipped(*args[1:], **kwargs)
+        on_front = _on_front().get(func.__name__)
+        if on_front is not None and args and args[0] is self:
+            return on_front(self.front(), *args[1:], **kwargs)
         reduce = _REDUCTIONS.get(func.__name__)
         if (
             reduce is None
@@ -165,7 +230,17 @@ class Masked:
         return np.sum(self.mask & (self.values != 0))
 
     def __getattr__(self, name):
-        raise self._refused(f".{name}")
+        if name not in _METHODS:
+            raise self._refused(f".{name}")
+        from jitc.trace import sized
+
+        return lambda *args, **kwargs: sized.FUNCTIONS[name](self.front(), *args, **kwargs)
+
+    def astype(self, dtype):
+        return self.like(self.values.astype(dtype))
+
+    def copy(self):
+        return self.like(self.values.copy())
 
     def __array__(self, *args, **kwargs):
         raise self._refused("a NumPy array")
@@ -180,7 +255,9 @@ class Masked:
         reverse = isinstance(key, slice) and key == slice(None, None, -1)
         if self.window is not None and self.values.ndim == 1 and reverse:
             return self.reversed()
-        raise self._refused("indexing")
+        from jitc.trace import sized
+
+        return sized.getitem(self.front(), key)
 
     def _flipped(self, axis=None):
         """np.flip along the window's axis (any axis of a 1-d window)."""
@@ -202,6 +279,17 @@ def _dot(a, b):
     products = a * b
     return products.sum()
 
+
+def _on_front():
+    """NumPy functions of the elements in order (trace/sized.py, numpy_api/data_sized.py)."""
+    from jitc.numpy_api import data_sized
+    from jitc.trace import sized
+
+    return sized.FUNCTIONS | data_sized.ON_SIZED
+
+
+# ndarray methods of the elements in order (trace/sized.py's FUNCTIONS)
+_METHODS = frozenset({"max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod", "argsort"})
 
 _DOTS = frozenset({"dot", "inner", "matmul"})  # not vdot: it conjugates
 _REDUCTIONS = {

@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from jitc.numpy_api import is_tracer
+from jitc.numpy_api.core import is_tracer
 
 
 def range_of(start, stop, step: int) -> tuple:

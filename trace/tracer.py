@@ -382,6 +382,9 @@ class Tracer:
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         api.sorting.sort_in_place(self, axis, kind, order, stable=stable)
 
+    def nonzero(self):
+        return np.nonzero(self)
+
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
         return np.argsort(self, axis, kind, order, stable=stable)
 
