@@ -1034,6 +1034,58 @@ def w14(quick=False):
     ]
 
 
+# ---------------------------------------------------------------- W16 run-time sizes
+
+
+def label_counts(labels):
+    return np.unique(labels, return_counts=True)
+
+
+def selected_scaled(x):
+    return x[x > 0.5] * 2
+
+
+def coo_triplets(A):
+    rows, cols = np.nonzero(A)
+    return rows, cols, A[rows, cols]
+
+
+_SIZED = {"JAX": "jax.numpy needs a static size= for results whose size depends on the values"}
+
+
+def w16(quick=False):
+    """Results whose size depends on the values (numpy_api/data_sized.py): jitc compacts
+    with a running count and a scatter into the static bound; NumPy and numba allocate
+    the exact size."""
+    n, m = (4096, 64) if quick else (2**20, 2000)
+    rng = _rng()
+    labels = rng.integers(0, 1000, n).astype(np.int32)
+    x = _normal(rng, (4 * n,))
+    A = np.where(rng.random((m, m)) < 0.05, rng.standard_normal((m, m)), 0.0)
+    label = "1M" if not quick else "4K"
+    return [
+        Case(
+            f"W16 np.unique(return_counts) {label} i32",
+            label_counts,
+            (labels,),
+            skip={**_SIZED, "numba": "numba's np.unique takes no return_counts"},
+        ),
+        Case(
+            f"W16 x[x > 0.5] * 2, {4 * n // 1024}K f32",
+            selected_scaled,
+            (x,),
+            bytes_moved=x.nbytes,
+            skip=_SIZED,
+        ),
+        Case(
+            f"W16 np.nonzero(A), A[rows, cols], {m}x{m} f64, 5% nonzero",
+            coo_triplets,
+            (A,),
+            skip=_SIZED,
+        ),
+    ]
+
+
 WORKLOADS = {
     "W1": w1,
     "W2": w2,
@@ -1049,4 +1101,5 @@ WORKLOADS = {
     "W13": w13,
     "W14": w14,
     "W15": w15,
+    "W16": w16,
 }

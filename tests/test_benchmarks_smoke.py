@@ -10,7 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Two halves of about the same time (~60 s each alone), run side by side on CI's two cores.
 # W14 (FFT) and W15 (LAPACK) are left out: tests/test_fft.py and test_linalg_factorizations.py
 # check the same functions against NumPy, and CI's 30 minutes are tight.
-HALVES = ("W1,W4,W6,W8,W9", "W2,W3,W5,W7,W10,W11,W12,W13")
+HALVES = ("W1,W4,W6,W8,W9,W16", "W2,W3,W5,W7,W10,W11,W12,W13")
 
 
 def test_benchmark_runner_quick(tmp_path):
