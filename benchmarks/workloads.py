@@ -1068,6 +1068,7 @@ def w16(quick=False):
             f"W16 np.unique(return_counts) {label} i32",
             label_counts,
             (labels,),
+            bytes_moved=labels.nbytes,
             skip={**_SIZED, "numba": "numba's np.unique takes no return_counts"},
         ),
         Case(
@@ -1081,6 +1082,7 @@ def w16(quick=False):
             f"W16 np.nonzero(A), A[rows, cols], {m}x{m} f64, 5% nonzero",
             coo_triplets,
             (A,),
+            bytes_moved=A.nbytes,
             skip=_SIZED,
         ),
     ]
