@@ -168,7 +168,7 @@ def check_same(got, want, rtol=None, atol_from=None, where=""):
         return
     assert got.dtype == want.dtype, f"{where}: dtype {got.dtype}, NumPy gives {want.dtype}"
     assert got.shape == want.shape, f"{where}: shape {got.shape}, NumPy gives {want.shape}"
-    if want.dtype.kind == "f":
+    if want.dtype.kind == "f" or (want.dtype.kind == "c" and rtol is not None):
         r = rtol if rtol is not None else RTOL[want.dtype]
         r, a = _tolerance(want, r, atol_from)
         np.testing.assert_allclose(got, want, rtol=r, atol=a, equal_nan=True, err_msg=where)
@@ -1459,6 +1459,46 @@ case(
     modes=("normal", "special"),
 )
 
+# -- np.fft (numpy_api/fft.py: rocket-fft's pocketfft on the cpu; tests/test_fft.py has
+# the sizes and norms) and LAPACK's factorizations (tests/test_linalg_factorizations.py)
+case(
+    "np.fft transforms",
+    lambda x: (
+        np.fft.fft(x),
+        np.fft.ifft(x, n=6, norm="ortho"),
+        np.fft.rfft(x, axis=0),
+        np.fft.irfft(x, n=5),
+        np.fft.fft2(x),
+        np.fft.rfftn(x),
+        np.fft.irfftn(x),
+        np.fft.hfft(x),
+        np.fft.ihfft(x, norm="forward"),
+    ),
+    [(a(3, 4),)],
+    dtypes=(I32, F32, F64),
+    modes=("normal",),
+    rtol=1e-5,
+)
+case(
+    "np.linalg eigh/svd/qr/pinv/lstsq",
+    lambda x, y: (
+        np.linalg.eigh(x @ x.T),
+        np.linalg.eigvalsh(x),
+        np.linalg.svd(x),
+        np.linalg.svd(y, full_matrices=False),
+        np.linalg.svdvals(y),
+        np.linalg.qr(y),
+        np.linalg.qr(y, mode="r"),
+        np.linalg.pinv(y),
+        np.linalg.matrix_rank(x),
+        np.linalg.lstsq(y, x[:, 0]),
+        np.linalg.norm(x, 2),
+    ),
+    [(a(4, 4), a(4, 3, slot=1))],
+    dtypes=((F32, F32), (F64, F64)),
+    modes=("normal",),
+    rtol=1e-4,
+)
 # -- results whose size depends on the values (numpy_api/data_sized.py): NumPy's exact sizes
 case(
     "np.nonzero/flatnonzero/argwhere/where(cond)",
