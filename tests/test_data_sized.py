@@ -7,6 +7,7 @@ runs them as user code calls them, in combination, with counts from none to all.
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -183,6 +184,21 @@ def test_bad_arguments_get_numpys_errors():
     _raises(ValueError, lambda x: np.nonzero(x[0, 0]), np.ones((2, 2)), match="0d arrays")
     _raises(IndexError, lambda x: np.compress(x > 0, x[:2]), np.ones(3), match="more than")
     _raises(ValueError, lambda x: np.compress(x > 0, x), np.ones((2, 2)), match="1-d")
+
+
+def test_values_of_run_time_size_inside_an_aot_function_compute(tmp_path):
+    """AOT results have static shapes; what is computed from sized values inside runs."""
+
+    def f(x):
+        values, counts = np.unique(x[x > 0], return_counts=True)
+        return counts.max() + np.cumsum(np.sort(x[x > 1])).max(), values.sum()
+
+    aot.compile(f, "f64[16]").write(str(tmp_path))
+    spec = importlib.util.spec_from_file_location("sized_aot", tmp_path / "f.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.array([3.0, -1, 2, 3, 0, 5, 2, 2, -4, 1, 1, 7, 3, 3, 0.5, 9])
+    _same(module.f(x), f(x))
 
 
 def test_aot_and_dask_refuse_a_result_of_run_time_size_by_name():

@@ -267,3 +267,18 @@ def test_python_loops_and_branches_run_as_python_on_cuda():
     x = f32(64)
     got = jitc.jit(smooth, backend="cuda", static_argnames="sharpen")(x, True)
     np.testing.assert_allclose(got, smooth(x, True), rtol=1e-5)
+
+
+def test_results_of_run_time_size_are_numpys():
+    """x[mask], np.nonzero and np.unique (numpy_api/data_sized.py): a running count and a
+    scatter on the device, the result cut to its count on the way out."""
+    x = np.array([[3.0, -1.0, 2.0], [3.0, 0.0, 5.0]], np.float32)
+    run(
+        lambda x: (
+            x[x > 0],
+            *np.nonzero(x),
+            *np.unique(x, return_index=True, return_inverse=True, return_counts=True),
+            np.sort(x[x > 1]) * 2,
+        ),
+        x,
+    )
