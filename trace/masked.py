@@ -252,12 +252,12 @@ class Masked:
         raise self._refused("iteration")
 
     def __getitem__(self, key):
-        reverse = isinstance(key, slice) and key == slice(None, None, -1)
-        if self.window is not None and self.values.ndim == 1 and reverse:
-            return self.reversed()
         from jitc.trace import sized
 
-        return sized.getitem(self.front(), key)
+        ordered = self if self.window is not None else self.front()
+        if isinstance(key, slice) and key == slice(None, None, -1) and ordered.values.ndim == 1:
+            return ordered.reversed()
+        return sized.getitem(ordered.front(), key)
 
     def _flipped(self, axis=None):
         """np.flip along the window's axis (any axis of a 1-d window)."""
