@@ -3,9 +3,11 @@
 builds on the SVD at the Python level, built the same way here: pinv, matrix_rank, lstsq
 and the matrix norms of order 2, -2 and 'nuc'.
 
-Dtypes, shapes and errors are NumPy's: float32 stays float32, integers compute in float64,
-float16 is a TypeError; shape and argument errors are raised at trace time, a factorization
-that does not converge raises NumPy's LinAlgError when the kernel runs.
+Dtypes, shapes and errors are NumPy's: every factorization computes in float64, as
+NumPy's _commonType has it, and a float32 input's results are rounded to float32 (so they
+are NumPy's bits where the cpu calls NumPy's LAPACK); float16 is a TypeError; shape and
+argument errors are raised at trace time, a factorization that does not converge raises
+NumPy's LinAlgError when the kernel runs.
 """
 
 from __future__ import annotations
@@ -32,9 +34,14 @@ def _stacked(a, name: str, ctx=None):
     return a
 
 
-def factor(kind: str, *operands) -> dict:
+def _in_double(a, name: str):
+    """(`a` in float64, the dtype of its results): NumPy factors float32 in float64 too."""
+    return lax.convert(a, np.float64), _float_type(name, a)
+
+
+def factor(kind: str, *operands, dtype=None) -> dict:
     """The kind's results (core/linalg_layout.py parts) by name: one primitive call, its
-    packed row sliced apart."""
+    packed row sliced apart (and converted to `dtype` where given)."""
     packed = lax.linalg(kind, *operands)
     cores = linalg_layout.core_ndims(kind)
     shapes = [x.shape[x.ndim - c :] for x, c in zip(operands, cores)]
@@ -46,6 +53,8 @@ def factor(kind: str, *operands) -> dict:
             packed, (0,) * len(stack) + (at,), stack + (at + size,), (1,) * packed.ndim
         )
         results[name] = lax.reshape(part, stack + shape)
+        if dtype is not None:
+            results[name] = lax.convert(results[name], dtype)
     return results
 
 
@@ -60,9 +69,8 @@ def _uplo(UPLO, name: str) -> str:  # noqa: N803 - NumPy's name
 
 def _symmetric(a, UPLO, name, values_only):  # noqa: N803
     uplo = _uplo(UPLO, name)
-    a = _square(a, name)
-    a = lax.convert(a, _float_type(name, a))
-    return factor(f"{'eigvalsh' if values_only else 'eigh'}_{uplo}", a)
+    a, dtype = _in_double(_square(a, name), name)
+    return factor(f"{'eigvalsh' if values_only else 'eigh'}_{uplo}", a, dtype=dtype)
 
 
 @implements(np.linalg.eigh)
@@ -77,11 +85,10 @@ def eigvalsh(a, UPLO="L"):  # noqa: N803
 
 
 def _svd(a, full_matrices, compute_uv, name):
-    a = _stacked(a, name)
-    a = lax.convert(a, _float_type(name, a))
+    a, dtype = _in_double(_stacked(a, name), name)
     if not compute_uv:
-        return factor("svdvals", a)["s"]
-    parts = factor("svd_full" if full_matrices else "svd_reduced", a)
+        return factor("svdvals", a, dtype=dtype)["s"]
+    parts = factor("svd_full" if full_matrices else "svd_reduced", a, dtype=dtype)
     return _RESULTS.SVDResult(parts["u"], parts["s"], parts["vh"])
 
 
@@ -123,9 +130,8 @@ def qr(a, mode="reduced"):
         raise ValueError(
             f"np.linalg.qr: Unrecognized mode {mode!r} (jitc takes {', '.join(_QR_MODES)}){where()}"
         )
-    a = _stacked(a, "qr")
-    a = lax.convert(a, _float_type("qr", a))
-    parts = factor(f"qr_{mode}", a)
+    a, dtype = _in_double(_stacked(a, "qr"), "qr")
+    parts = factor(f"qr_{mode}", a, dtype=dtype)
     if mode == "r":
         return parts["r"]
     if mode == "raw":

@@ -116,6 +116,26 @@ def test_the_factorizations_are_numpys(backend):
         _close(g, w, 1e-4 if single else 1e-10)
 
 
+def test_with_numpys_lapack_the_cpu_gives_numpys_bits():
+    """Where NumPy's wheel has its own LAPACK, the cpu calls it (the same routine on the
+    same BLAS threads): eigenvectors, singular vectors and Q are NumPy's to the bit, in
+    both precisions."""
+    from jitc.backends.cpu.lapack import numpy_lapack_address
+
+    if "cpu" not in jitc.backends.available() or numpy_lapack_address(np.float64, "syevd") is None:
+        pytest.skip("no cpu backend, or NumPy links a LAPACK other than its own OpenBLAS")
+    a = RNG.standard_normal((40, 40))
+    a = a + a.T
+
+    def f(a, b):
+        return np.linalg.eigh(a), np.linalg.svd(a), np.linalg.qr(b), np.linalg.eigh(b[:10, :10])
+
+    b = a.astype(np.float32)
+    for g, w in zip(jitc.jit(f, backend="cpu")(a, b), f(a, b)):
+        for x, y in zip(g, w):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
 AB = RNG.standard_normal((4, 3, 6))
 AB[:, 1] += 5  # diagonally dominant
 BANDS = RNG.standard_normal((4, 6))

@@ -51,6 +51,7 @@ from jitc.backends.native.cache import persistent
 from jitc.backends.cpu.blas import gemm, gemv
 from jitc.backends.cpu.lapack import getrf, getrs, potrf
 from jitc.backends.cpu.lapack_factor import gbsv, geqrf, gesdd, gtsv, orgqr, syevd
+from jitc.backends.cpu.lapack_factor import geqrf64, gesdd64, orgqr64, syevd64
 from jitc.backends.cpu.scalar import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import *  # noqa: F401,F403
 from jitc.backends.cpu.complexmath import JIT as _complex

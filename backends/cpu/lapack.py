@@ -16,6 +16,10 @@ threads, 0.7 ms on one; of 200 64x64: 6.3 ms against 5.2 ms).
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import os
+
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -39,6 +43,27 @@ ERROR_OF_KIND = {
 def lapack_address(dtype, routine: str) -> int:
     """Address of SciPy's s<routine> (float32) or d<routine> (float64), e.g. "getrf"."""
     return blas_address(dtype, routine, "lapack")
+
+
+@functools.cache
+def _numpys_openblas():
+    """NumPy's own OpenBLAS (the scipy-openblas64 of NumPy's wheels: ILP64, symbols
+    scipy_<routine>_64_), or None where NumPy links another LAPACK."""
+    from threadpoolctl import ThreadpoolController
+
+    for lib in ThreadpoolController().lib_controllers:
+        if lib.internal_api == "openblas" and "numpy.libs" in os.path.dirname(lib.filepath):
+            return ctypes.CDLL(lib.filepath)
+    return None
+
+
+def numpy_lapack_address(dtype, routine: str) -> int | None:
+    """Address of NumPy's own s<routine>/d<routine> (ILP64), or None: the very routine
+    np.linalg calls, on NumPy's BLAS threads, where SciPy's runs on one (blas.py)."""
+    lib = _numpys_openblas()
+    prefix = {"f": "s", "d": "d"}[np.dtype(dtype).char]
+    found = getattr(lib, f"scipy_{prefix}{routine}_64_", None) if lib is not None else None
+    return None if found is None else ctypes.cast(found, ctypes.c_void_p).value
 
 
 def _info(builder, call):

@@ -1,10 +1,13 @@
-"""LAPACK kernels for the factorizing kinds of the `linalg` primitive: SciPy's Fortran syevd
-(eigh, eigvalsh), gesdd (svd), geqrf + orgqr (qr), gtsv and gbsv (solve_banded, dgtsv), the
+"""LAPACK kernels for the factorizing kinds of the `linalg` primitive: syevd (eigh,
+eigvalsh), gesdd (svd), geqrf + orgqr (qr), gtsv and gbsv (solve_banded, dgtsv), the
 routines NumPy and SciPy call, so eigenvector and singular-vector signs are theirs.
+np.linalg's run in NumPy's own LAPACK where NumPy's wheel has one (ILP64, on NumPy's BLAS
+threads: NumPy's bits, and no second pool of threads fighting NumPy's), else in SciPy's;
+SciPy's banded solvers run in SciPy's (LP64).
 
-Called by address as lapack.py calls getrf (run-time size slots, arguments by reference,
-LP64 ints). Each matrix is copied into a column-major scratch buffer as NumPy's gufuncs copy
-it (element (i, j) at [i + j * ld]), so LAPACK sees the very matrix NumPy hands it, and the
+Called by address as lapack.py calls getrf (run-time size slots, arguments by reference).
+Each matrix is copied into a column-major scratch buffer as NumPy's gufuncs copy it
+(element (i, j) at [i + j * ld]), so LAPACK sees the very matrix NumPy hands it, and the
 results are copied out row-major into the kind's packed row (core/linalg_layout.py). The
 optimal workspace is asked for once per kernel call (lwork = -1) for the stack's shape.
 Like lapack.py's kernels, the stack runs on one thread.
@@ -12,27 +15,31 @@ Like lapack.py's kernels, the stack runs on one thread.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
 from jitc.backends.cpu.blas import I8, I32, _by_reference
-from jitc.backends.cpu.lapack import _info, lapack_address
+from jitc.backends.cpu.lapack import lapack_address, numpy_lapack_address
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.core import linalg_layout
 
+I64 = ir.IntType(64)
 SVD_FAILED = ("LinAlgError", "SVD did not converge")
 EIGH_FAILED = ("LinAlgError", "Eigenvalues did not converge")
 BANDED_SINGULAR = ("LinAlgError", "singular matrix")  # SciPy's solve_banded message
 FACTOR_ERRORS = (SVD_FAILED, EIGH_FAILED, BANDED_SINGULAR)
 
 
-def _routine(name: str, spec: str):
+def _routine(name: str, spec: str, integer=I32):
     """An intrinsic `name(fn, dtype, *args) -> info` calling the LAPACK routine at address
     `fn` with Fortran arguments by `spec`, one letter each: c a character (an int64 code),
-    i an integer, r an address of reals, n an address of int32s; info comes last."""
-    pointer = {"c": I8, "i": I32, "n": I32}
+    i an integer, r an address of reals, n an address of integers; info comes last.
+    Integers are `integer`: I32 (LP64, SciPy's) or I64 (ILP64, NumPy's)."""
+    pointer = {"c": I8, "i": integer, "n": integer}
 
     def typer(typingctx, fn, dtype, *args):
         element = dtype.instance_type
@@ -45,22 +52,22 @@ def _routine(name: str, spec: str):
             fnty = ir.FunctionType(
                 ir.VoidType(),
                 [real.as_pointer() if s == "r" else pointer[s].as_pointer() for s in spec]
-                + [I32.as_pointer()],
+                + [integer.as_pointer()],
             )
             passed = [
                 slot(I8, builder.trunc(v, I8))
                 if s == "c"
-                else int32(v)
+                else (int32(v) if integer is I32 else slot(integer, v))
                 if s == "i"
                 else address(v)
                 if s == "r"
-                else builder.inttoptr(v, I32.as_pointer())
+                else builder.inttoptr(v, integer.as_pointer())
                 for s, v in zip(spec, values)
             ]
-            return _info(
-                builder,
-                lambda info: builder.call(builder.inttoptr(fn, fnty.as_pointer()), passed + [info]),
-            )
+            info = slot(integer, ir.Constant(integer, 0))
+            builder.call(builder.inttoptr(fn, fnty.as_pointer()), passed + [info])
+            value = builder.load(info)
+            return value if integer is I64 else builder.sext(value, I64)
 
         return sig, codegen
 
@@ -83,6 +90,11 @@ gesdd = _routine("gesdd", "ciirirriririn")
 geqrf = _routine("geqrf", "iirirri")
 # m, n, k, a, lda, tau, work, lwork
 orgqr = _routine("orgqr", "iiirirri")
+# the same, ILP64: NumPy's own LAPACK
+syevd64 = _routine("syevd64", "ccirirrini", I64)
+gesdd64 = _routine("gesdd64", "ciirirriririn", I64)
+geqrf64 = _routine("geqrf64", "iirirri", I64)
+orgqr64 = _routine("orgqr64", "iiirirri", I64)
 # n, nrhs, dl, d, du, b, ldb
 gtsv = _routine("gtsv", "iirrrri")
 # n, kl, ku, nrhs, ab, ldab, ipiv, b, ldb
@@ -148,13 +160,21 @@ def factor_source(kind: str, dtype, sz) -> str:
     dtype = np.dtype(dtype)
     t = TYPE_NAMES[dtype]
     b = linalg_layout.base(kind)
-    address = lambda routine: sz(lapack_address(dtype, routine))  # noqa: E731
+    # np.linalg's own factorizations call NumPy's LAPACK where it can be found: the same
+    # routine on the same threads, so the same bits and no second thread pool fighting
+    # NumPy's (SciPy's runs on one thread: eigh of 512x512 was 1.3x NumPy's time)
+    ilp = b.startswith(("eig", "svd", "qr")) and numpy_lapack_address(dtype, "syevd") is not None
+
+    def address(routine):
+        return sz(numpy_lapack_address(dtype, routine) if ilp else lapack_address(dtype, routine))
+
+    ints = Ints("64", "np.int64") if ilp else Ints("", "np.int32")
     if b.startswith("eig"):
-        lines = _eigh(kind, b, t, address("syevd"))
+        lines = _eigh(kind, b, t, address("syevd"), ints)
     elif b.startswith("svd"):
-        lines = _svd(kind, b, t, address("gesdd"))
+        lines = _svd(kind, b, t, address("gesdd"), ints)
     elif b.startswith("qr"):
-        lines = _qr(kind, b, t, address("geqrf"), address("orgqr"))
+        lines = _qr(kind, b, t, address("geqrf"), address("orgqr"), ints)
     elif b.startswith("gtsv"):
         lines = _gtsv(kind, b, t, address("gtsv"))
     else:
@@ -162,12 +182,19 @@ def factor_source(kind: str, dtype, sz) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _eigh(kind, b, t, f) -> list:
+class Ints(NamedTuple):
+    """The integers of a LAPACK: the intrinsics' suffix ("64": ILP64) and their dtype."""
+
+    suffix: str
+    dtype: str
+
+
+def _eigh(kind, b, t, f, ints) -> list:
     vectors = b.startswith("eigh")
     jobz, uplo = ord("V" if vectors else "N"), ord(b[-1])
     call = (
-        "syevd({f}, {t}, {jobz}, {uplo}, m, z.ctypes.data, max(m, 1), w.ctypes.data, "
-        "{work}, {iwork})"
+        f"syevd{ints.suffix}"
+        "({f}, {t}, {jobz}, {uplo}, m, z.ctypes.data, max(m, 1), w.ctypes.data, {work}, {iwork})"
     )
     fill = dict(f="f", t=t, jobz=jobz, uplo=uplo)
     lines = [
@@ -176,9 +203,9 @@ def _eigh(kind, b, t, f) -> list:
         f"    f = {f}",
         f"    z = np.empty(max(m * m, 1), {t})",
         f"    w = np.empty(max(m, 1), {t})",
-        "    qi = np.zeros(1, np.int32)",
+        f"    qi = np.zeros(1, {ints.dtype})",
         *_workspace(t, call.format(**fill, work="q.ctypes.data, -1", iwork="qi.ctypes.data, -1")),
-        "    iwork = np.empty(max(qi[0], 1), np.int32)",
+        f"    iwork = np.empty(max(qi[0], 1), {ints.dtype})",
         "    for p in range(lo, hi):",
         *_column_major("z", "m", "m"),
         "        if "
@@ -194,12 +221,12 @@ def _eigh(kind, b, t, f) -> list:
     return lines
 
 
-def _svd(kind, b, t, f) -> list:
+def _svd(kind, b, t, f, ints) -> list:
     jobz = {"svd_full": "A", "svd_reduced": "S", "svdvals": "N"}[b]
     # U is m x uc, Vh is vr x n (column-major, leading dimensions m and vr)
     uc, vr = {"A": ("m", "c"), "S": ("k", "k"), "N": ("1", "1")}[jobz]
     call = (
-        f"gesdd(f, {t}, {ord(jobz)}, m, c, x.ctypes.data, max(m, 1), s.ctypes.data, "
+        f"gesdd{ints.suffix}(f, {t}, {ord(jobz)}, m, c, x.ctypes.data, max(m, 1), s.ctypes.data, "
         "u.ctypes.data, max(m, 1), vt.ctypes.data, max(vr, 1), {work}, iwork.ctypes.data)"
     )
     lines = [
@@ -212,7 +239,7 @@ def _svd(kind, b, t, f) -> list:
         f"    s = np.empty(max(k, 1), {t})",
         f"    u = np.empty(max(m * uc, 1), {t})",
         f"    vt = np.empty(max(vr * c, 1), {t})",
-        "    iwork = np.empty(max(8 * k, 1), np.int32)",
+        f"    iwork = np.empty(max(8 * k, 1), {ints.dtype})",
         *_workspace(t, call.format(work="q.ctypes.data, -1")),
         "    for p in range(lo, hi):",
         *_column_major("x", "m", "c"),
@@ -227,12 +254,13 @@ def _svd(kind, b, t, f) -> list:
     return lines
 
 
-def _qr(kind, b, t, f, g) -> list:
+def _qr(kind, b, t, f, g, ints) -> list:
     # x holds the m x max(n, mc) column-major buffer: geqrf's reflectors in its first n
     # columns, then orgqr's Q in its first mc columns (mc = m for "complete", else k)
     complete = "m" if b == "qr_complete" else "k"
-    factor = "geqrf(f, {t}, m, c, x.ctypes.data, max(m, 1), tau.ctypes.data, {work})"
-    build = "orgqr(g, {t}, m, mc, k, x.ctypes.data, max(m, 1), tau.ctypes.data, {work})"
+    factor = "geqrf%s(f, {t}, m, c, x.ctypes.data, max(m, 1), tau.ctypes.data, {work})"
+    build = "orgqr%s(g, {t}, m, mc, k, x.ctypes.data, max(m, 1), tau.ctypes.data, {work})"
+    factor, build = factor % ints.suffix, build % ints.suffix
     lines = [
         "def BODY(a, out, lo, hi, n):",
         "    m, c = a.shape[1], a.shape[2]",
