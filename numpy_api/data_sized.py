@@ -36,8 +36,8 @@ def _positions(keep, label):
 
 
 def _flat_keep(a):
-    """(a 1-d bool of the elements that are nonzero, the sized value they come from or
-    None): a traced array flattened, or a 1-d sized value with its tail masked out."""
+    """Which elements are nonzero, as a 1-d bool: of a traced array flattened, or of a 1-d
+    sized value with its tail masked out."""
     if isinstance(a, Masked):
         if a.values.ndim != 1:
             raise a._refused("np.nonzero of more than 1-d elements")
@@ -84,9 +84,8 @@ def extract(condition, arr):
     arr = _array(arr)
     if isinstance(arr, Masked):
         raise arr._refused("np.extract from")
-    positions = flatnonzero(condition)  # past arr's size: IndexError at run time, as NumPy
-    safe = np.where(positions.mask, positions.values, 0)
-    return positions.like(np.take(np.reshape(arr, (arr.size,)), safe))
+    # x[sized index] (trace/indexing.py); a position past arr's size: IndexError at run time
+    return np.reshape(arr, (arr.size,))[flatnonzero(condition)]
 
 
 @implements(np.compress)

@@ -106,10 +106,8 @@ class Masked:
         axis, a, b = self.window
         if axis != 0:
             raise self._refused("this operation along another axis than the first")
-        n = self.values.shape[0]
-        values = self.values
-        if not (isinstance(a, int) and a == 0):  # move the window to the front
-            values = np.take(values, np.clip(np.arange(n) + a, 0, max(n - 1, 0)), axis=0)
+        at_front = isinstance(a, int) and a == 0
+        values = self.values if at_front else sized.shifted(self.values, a)
         return sized.front(values, np.maximum(b - a, 0), "x[a:b]")
 
     def sized(self):

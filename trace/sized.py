@@ -48,6 +48,13 @@ def front(values, count, label: str) -> Masked:
     return Masked(values, rows < count, "sized", (0, 0, count), label=label)
 
 
+def shifted(values, start):
+    """`values` moved `start` rows toward the front along axis 0 (row p holds row
+    p + start; rows past the end repeat the last, outside any window)."""
+    n = values.shape[0]
+    return np.take(values, np.clip(np.arange(n) + start, 0, max(n - 1, 0)), axis=0)
+
+
 def selected(x, keep, label: str) -> Masked:
     """The rows of `x` (its first axis) where the 1-d bool `keep` holds."""
     return front(*compact(x, keep), label)
@@ -174,8 +181,7 @@ def getitem(m: Masked, key):
             raise m._refused("a slice with a step")
         start = _bound(key.start, count, 0)
         stop = np.maximum(_bound(key.stop, count, count), start)
-        shifted = np.take(m.values, np.clip(np.arange(n) + start, 0, max(n - 1, 0)), axis=0)
-        return front(shifted[(slice(None), *rest)], stop - start, m.label)
+        return front(shifted(m.values, start)[(slice(None), *rest)], stop - start, m.label)
     raise m._refused("indexing with this key")
 
 
