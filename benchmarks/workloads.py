@@ -791,6 +791,34 @@ def durbin(r):
     return y
 
 
+def gauss_seidel(u, f, sweeps):
+    """Issue 36's Gauss-Seidel sweeps: a 2-d scalar inner loop over the updated values."""
+    n = u.shape[0]
+    for _ in range(sweeps):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+def csr_matvec(data, indices, indptr, x):
+    """Issue 36's CSR mat-vec: a loop over rows, each a window data[ptr[i]:ptr[i + 1]]."""
+    out = np.zeros(indptr.shape[0] - 1)
+    for i in range(indptr.shape[0] - 1):
+        lo = indptr[i]
+        hi = indptr[i + 1]
+        out[i] = np.sum(data[lo:hi] * x[indices[lo:hi]])
+    return out
+
+
+def _csr_matrix(rng, rows, cols, per_row):
+    """A random CSR matrix with 1 to 2 * per_row entries a row, and a vector."""
+    counts = rng.integers(1, 2 * per_row, rows)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = rng.integers(0, cols, indptr[-1])
+    return rng.random(indptr[-1]), indices, indptr, rng.random(cols)
+
+
 def lstm_loop_case(steps, hidden):
     """W4's stacked LSTM over `steps` steps, the loop inside the jitted function."""
     step, _ = make_lstm(hidden)
@@ -905,6 +933,30 @@ def w13(quick=False):
             durbin,
             (r,),
             rtol=1e-8,
+            atol=1e-12,
+            skip={"JAX": "its slices follow the index: JAX needs masks and a rewrite"},
+        )
+    )
+    k = 12 if quick else 400
+    u, f = rng.random((k, k)), rng.random((k, k)) * 0.01
+    cases.append(
+        Case(
+            f"W13 Gauss-Seidel, {k}x{k} f64, 10 sweeps",
+            gauss_seidel,
+            (u, u.copy(), f, 10),
+            run=_from_start(1),
+            rtol=1e-12,
+            atol=1e-12,
+            skip={"JAX": "its sweep reads values the same sweep wrote: no vector form"},
+        )
+    )
+    rows = 50 if quick else 100_000
+    cases.append(
+        Case(
+            f"W13 CSR mat-vec, {rows} rows, a loop over rows",
+            csr_matvec,
+            _csr_matrix(rng, rows, rows, 10),
+            rtol=1e-12,
             atol=1e-12,
             skip={"JAX": "its slices follow the index: JAX needs masks and a rewrite"},
         )

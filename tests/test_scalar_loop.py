@@ -95,6 +95,16 @@ def stencil_from_0(a, n):
     return s
 
 
+def gauss_seidel(u, f, sweeps):
+    """Issue 36's 2-d sweep: every index's range is known, so no read or write is checked."""
+    n = u.shape[0]
+    for _ in range(sweeps):
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
 def _spd(n):
     m = RNG.standard_normal((n, n))
     return m @ m.T + n * np.eye(n)
@@ -113,6 +123,7 @@ CASES = [
     (cholesky_rows, lambda: (_spd(24),), ()),  # sums over windows: loops over their extent
     (cholesky_in_place, lambda: (_spd(24),), ()),
     (csr_matvec, lambda: _csr(20, 30), ()),
+    (gauss_seidel, lambda: (RNG.random((12, 12)), RNG.random((12, 12)), 3), ()),
 ]
 
 
@@ -128,6 +139,15 @@ def _loop_kernels(fn, args, static=()):
 def test_scalar_loops_run_as_one_kernel_and_match_numpy(fn, make, static):
     matches_numpy(fn, make(), static, "cpu", 1e-13, 0)
     assert _loop_kernels(fn, make(), static) == (1, 0)
+
+
+def test_indices_below_known_stops_are_read_and_written_unchecked():
+    """As numba's own loop: i - 1, i + 1 and (i - 1) * n + j stay inside the array for
+    indices below their loops' static stops, so the kernel holds no bound check."""
+    u, f = RNG.random((12, 12)), RNG.random((12, 12))  # 9 x 9: short loops unroll
+    kernels = jitc.jit(gauss_seidel).lower(u, f, 3).compile("cpu").executable.program.kernels
+    (body,) = [b.source for k in kernels for b in k.bodies if "while " in b.source]
+    assert body.count("while ") == 3 and "IndexError" not in body
 
 
 def test_levinson_with_its_window_writes_is_one_kernel():
@@ -179,6 +199,14 @@ def copy_past(a, out, n):
     return out
 
 
+def read_one_past(a):
+    """Static bounds whose reach passes the end: the check stays, NumPy's IndexError."""
+    s = 0.0
+    for i in range(1, a.shape[0]):
+        s += a[i + 1]
+    return s
+
+
 def _line(fn, text):
     lines, first = inspect.getsourcelines(fn)
     return first + next(k for k, line in enumerate(lines) if text in line)
@@ -190,8 +218,9 @@ def _line(fn, text):
         (read_past, lambda: (np.ones(5), 6), r"indexing \(gather\)", "s += a[k]"),
         (write_past, lambda: (np.ones(5), 6), r"assignment \(scatter\)", "out[k] ="),
         (copy_past, lambda: (np.ones(5), np.ones(9), 6), "indexing or assignment", "out[k] ="),
+        (read_one_past, lambda: (np.ones(40),), r"indexing \(gather\)", "s += a[i + 1]"),
     ],
-    ids=["read", "write", "read_and_write"],
+    ids=["read", "write", "read_and_write", "static_stop_past_the_end"],
 )
 def test_an_index_out_of_bounds_in_a_scalar_loop_names_the_line(fn, args, what, text):
     with pytest.raises(IndexError):  # NumPy's verdict

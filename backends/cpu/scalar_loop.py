@@ -47,8 +47,12 @@ class Scalar:
     # a constant, sums, differences and products of those (as the Python ints they are
     # under NumPy, which do not wrap)
     low: int | None = None
+    # an upper bound the emitter knows: a loop index whose loop runs while its next value
+    # is below a known stop, a constant, and what `_high` derives from those
+    high: int | None = None
     index: bool = False
     counts: str | None = None  # the loop index local this is that local + a positive int
+    below: tuple | None = None  # a bool that is `expr < y`, y at most K: (expr, K)
 
     @property
     def nonneg(self) -> bool:
@@ -174,8 +178,10 @@ class _Emitter:
                 return VectorConstant(n)
             value = n.attrs["value"].reshape(())[()]
             known = value.item() if n.dtype.kind in "biu" else None
-            low = known if n.dtype.kind in "iu" else None
-            return Scalar(self.constant(value, n.dtype), n.dtype, value=known, low=low)
+            bound = known if n.dtype.kind in "iu" else None
+            return Scalar(
+                self.constant(value, n.dtype), n.dtype, value=known, low=bound, high=bound
+            )
         if op in ops.ELEMENTWISE:
             return self.elementwise(n, args)
         if op == "reshape" and isinstance(args[0], Array):
@@ -366,12 +372,24 @@ class _Emitter:
             raise NotScalar(str(e)) from None
         var = self.fresh("v")
         self.line(f"{var} = {expr}")
-        return Scalar(var, n.dtype, low=_low(n, args), counts=_counted(n, args))
+        below = None
+        if n.op == "less" and all(isinstance(a, Scalar) for a in args) and args[1].high is not None:
+            below = (args[0].expr, args[1].high)
+        return Scalar(
+            var,
+            n.dtype,
+            low=_low(n, args),
+            high=_high(n, args),
+            counts=_counted(n, args),
+            below=below,
+        )
 
     def _index(self, index, size: int, failure: str) -> str:
         """A bounds-checked flat index into an axis of `size` (a negative one wraps)."""
         k, extent = self.fresh("i"), self.sz(size)
         self.line(f"{k} = np.int64({self.scalar(index)})")
+        if isinstance(index, Scalar) and index.nonneg and _at_most(index.high, size - 1):
+            return k  # in bounds wherever the loop runs: no check, as numba's own loop
         if not (isinstance(index, Scalar) and index.nonneg):
             self.line(f"if {k} < 0:")
             self.line(f"    {k} += {extent}")
@@ -407,24 +425,35 @@ class _Emitter:
     def loop(self, n: Node, args: list) -> tuple:
         """The loop, its carried int64s that start at 0 or more taken for loop indices; a
         step that does not count one of them up by a positive constant is emitted again
-        without that one (the emitter's state restored)."""
+        without that one (the emitter's state restored). An index whose loop runs while its
+        next value is below a stop of known upper bound (a constant, an outer index + 1)
+        gets that bound: the step is emitted again knowing it, and kept if the loop's test
+        still bounds the index as tightly."""
         inits = args[1 : 1 + n.attrs["carried"]]
         indices = {
             j
             for j, a in enumerate(inits)
             if isinstance(a, Scalar) and a.dtype == np.int64 and (a.index or _at_least(a.value, 0))
         }
+        stops, settled = {}, False
         while True:
             saved = (len(self.lines), dict(self.current), set(self.raises), self.writable)
-            results, counted = self._loop(n, args, indices)
-            if counted >= indices:
+            results, counted, bounded = self._loop(n, args, indices, stops)
+            kept = counted >= indices and all(_at_most(bounded.get(j), K) for j, K in stops.items())
+            if kept and (settled or not bounded):
                 return results
-            indices &= counted
+            if kept:
+                stops, settled = bounded, True
+            else:
+                indices &= counted
+                stops, settled = {}, True
             del self.lines[saved[0] :]
             self.current, self.raises, self.writable = saved[1:]
 
-    def _loop(self, n: Node, args: list, indices: set) -> tuple:
-        """(the loop's results, which of `indices` its step counts up)."""
+    def _loop(self, n: Node, args: list, indices: set, stops: dict) -> tuple:
+        """(the loop's results, which of `indices` its step counts up, {index: K} for those
+        whose next value the loop's test keeps below a stop known to be at most K).
+        `stops`: the K assumed (an index then is at most K - 1, or its start)."""
         k = n.attrs["carried"]
         flag0, inits, invariants = args[0], args[1 : 1 + k], args[1 + k :]
         keys = [a.key for a in inits if isinstance(a, Array)]
@@ -442,7 +471,11 @@ class _Emitter:
                 self.line(f"{var} = {_cast(self.scalar(init), init.dtype)}")
                 index = j in indices
                 low = (init.low if init.index else init.value) if index else None
-                state.append(Scalar(var, init.dtype, low=low, index=index))
+                high = None
+                if j in stops:
+                    start = init.high if init.value is None else init.value
+                    high = None if start is None else max(stops[j] - 1, start)
+                state.append(Scalar(var, init.dtype, low=low, high=high, index=index))
         flag = self.fresh("f")
         self.line(f"{flag} = {self.scalar(flag0)}")
         self.line(f"while {flag}:")
@@ -468,11 +501,13 @@ class _Emitter:
             for j, (now, out) in enumerate(zip(state, outs))
             if isinstance(out, Scalar) and now.index and out.counts == now.expr
         }
+        test = outs[k].below if isinstance(outs[k], Scalar) else None
+        bounded = {j: test[1] for j in counted if test and test[0] == outs[j].expr}
         results = tuple(
             replace(s, version=self.new_version(s.key)) if isinstance(s, Array) else s
             for s in state
         )
-        return results, counted
+        return results, counted, bounded
 
 
 def _vector_constant(n: Node, t: str, sz: Sizes) -> str:
@@ -603,7 +638,8 @@ def _reads_elsewhere(x: Node, env: dict, key) -> bool:
 
 
 def _known(value, dtype) -> Scalar:
-    return Scalar(literal(value, dtype), np.dtype(dtype), value=value)
+    bound = value if np.dtype(dtype).kind in "iu" else None
+    return Scalar(literal(value, dtype), np.dtype(dtype), value=value, low=bound, high=bound)
 
 
 def _folded(n: Node, args: list) -> Scalar | None:
@@ -615,8 +651,11 @@ def _folded(n: Node, args: list) -> Scalar | None:
     if op == "select" and known[0] is not None:
         return args[1] if known[0] else args[2]
     if n.dtype.kind == "b":
-        if op == "less" and known[1] is not None and _at_least(args[0].low, known[1]):
-            return _known(False, n.dtype)
+        if op in ("less", "greater_equal") and known[1] is not None:
+            if _at_least(args[0].low, known[1]):
+                return _known(op != "less", n.dtype)
+            if _at_most(args[0].high, known[1] - 1):
+                return _known(op == "less", n.dtype)
         if op in ("bitwise_or", "logical_or"):
             if known[0] is False or args[0].expr == args[1].expr:
                 return args[1]
@@ -628,7 +667,7 @@ def _folded(n: Node, args: list) -> Scalar | None:
     if n.dtype.kind not in "iu":
         return None
     if op == "convert" and known[0] is not None:
-        return replace(_known(int(known[0]), n.dtype), low=int(known[0]))
+        return _known(int(known[0]), n.dtype)
     if op == "multiply" and 0 in known:
         return _known(0, n.dtype)
     if op == "add" and args[0].dtype == args[1].dtype == n.dtype:
@@ -641,6 +680,10 @@ def _folded(n: Node, args: list) -> Scalar | None:
 
 def _at_least(value, bound) -> bool:
     return value is not None and value >= bound
+
+
+def _at_most(value, bound) -> bool:
+    return value is not None and value <= bound
 
 
 def _low(n: Node, args: list) -> int | None:
@@ -665,6 +708,31 @@ def _low(n: Node, args: list) -> int | None:
         return 0
     if n.op == "convert" and _at_least(lows[0], 0):  # not narrowed: it does not wrap
         return lows[0] if n.dtype.itemsize >= args[0].dtype.itemsize else None
+    return None
+
+
+def _high(n: Node, args: list) -> int | None:
+    """An upper bound of integer `n` from its operands' bounds (`i + 1`, `(i - 1) * n + j`
+    for loop indices below known stops: a stencil's flat index, known in bounds)."""
+    if n.dtype.kind not in "iu" or not all(isinstance(a, Scalar) for a in args):
+        return None
+    lows, highs = [a.low for a in args], [a.high for a in args]
+    if n.op == "add" and None not in highs:
+        return highs[0] + highs[1]
+    if n.op == "subtract" and highs[0] is not None and lows[1] is not None:
+        return highs[0] - lows[1]
+    if n.op == "multiply" and all(_at_least(low, 0) for low in lows) and None not in highs:
+        return highs[0] * highs[1]
+    if n.op == "select" and None not in highs[1:]:
+        return max(highs[1:])
+    if n.op == "minimum" and highs != [None, None]:
+        return min(high for high in highs if high is not None)
+    if n.op == "maximum" and None not in highs:
+        return max(highs)
+    if n.op == "convert" and args[0].dtype.kind == "b":
+        return 1
+    if n.op == "convert" and _at_least(lows[0], 0) and highs[0] is not None:
+        return highs[0] if n.dtype.itemsize >= args[0].dtype.itemsize else None
     return None
 
 
