@@ -21,9 +21,6 @@ BACKENDS = {
     "cpu": "jitc.backends.cpu",
     "cuda": "jitc.backends.cuda",
 }
-# Backends that refuse in-graph loops (fusion/steps.py refuse_loops): a function traced
-# for one runs its Python loops and branches as Python, unrolled (trace/lowering.py).
-LOOPLESS = frozenset({"cuda"})
 
 
 class Executable(Protocol):

@@ -4,9 +4,7 @@ loop itself stays one node there, which no fusion crosses."""
 
 from __future__ import annotations
 
-from jitc.core.errors import UnsupportedError
 from jitc.core.ir import Graph
-from jitc.core.source import where
 
 
 def optimize_steps(graph: Graph, optimize) -> Graph:
@@ -16,13 +14,3 @@ def optimize_steps(graph: Graph, optimize) -> Graph:
         if n.op == "while":
             n.subgraph = optimize(n.subgraph)
     return graph
-
-
-def refuse_loops(graph: Graph, what: str) -> None:
-    """An UnsupportedError naming the user's loop, where `what` runs no loops yet."""
-    loop = next((n for n in graph.nodes if n.op == "while"), None)
-    if loop is not None:
-        raise UnsupportedError(
-            f"{what} does not run loops yet: the loop{where(loop.loc)} runs on the cpu and "
-            "reference backends and in jitc.aot objects"
-        )

@@ -268,6 +268,28 @@ def test_scatter_kernels_of_traced_index_writes_assemble():
 
 
 @needs_toolchain
+def test_the_kernels_of_loop_steps_assemble():
+    """Issue 36's loops on the cuda backend: each step's kernels (window reads and writes
+    with traced bounds: Levinson-Durbin, a CSR mat-vec) go through NVVM and ptxas."""
+    from benchmarks.workloads import csr_matvec, durbin
+
+    lags = np.arange(41)  # long enough not to unroll
+    indptr = np.arange(0, 121, 3)
+    cases = [
+        (durbin, (np.exp(-0.5 * lags),)),
+        (csr_matvec, (np.ones(120), np.arange(120) % 40, indptr, np.ones(40))),
+    ]
+    kernels = {}
+    for fn, args in cases:
+        graph = jitc.jit(fn).lower(*args).compile(backend="reference").graph
+        assert any(n.op == "while" for n in graph.nodes)
+        for k in cuda_backend.kernels(graph):
+            kernels.setdefault(k.name, k)
+    for r in kernel_reports(list(kernels.values()), ("sm_90",)):
+        assert r.registers > 0 and r.spill_bytes == 0, r
+
+
+@needs_toolchain
 def test_scan_kernels_assemble_for_every_kind_and_dtype():
     """np.cumsum and friends: one thread per column, its steps in order."""
 

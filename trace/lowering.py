@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from jitc.backends import LOOPLESS
 from jitc.core.device_arrays import has_cuda_array_interface
 from jitc.core.dtypes import WEAK_DTYPES, check_rank, check_supported
 from jitc.core.errors import UnsupportedError
@@ -97,7 +96,7 @@ def _names(function, args, kwargs, static_nums):
 def traced_function(function):
     """What a trace runs: the function with its loops and branches rewritten to compile as
     loops and branches (trace/autograph.py), or as written where it unrolls them."""
-    if function.unroll or function.backend in LOOPLESS:
+    if function.unroll:
         return function.fun
     return converted(function.fun)
 

@@ -25,6 +25,11 @@ ROW, ELEMENT = 1, 2
 ZERO = ("0", 0)
 
 
+def _varies(idx: tuple) -> bool:
+    """Does index `idx` depend on the element (or row) a thread computes?"""
+    return any(level for _, level in idx)
+
+
 class LayoutError(JitcError):
     """A fusion body has a layout this backend does not emit (a fusion-contract bug)."""
 
@@ -147,6 +152,7 @@ class BodyEmitter:
         self.hooks = None  # optional (read(node, idx) -> Expr | None, wrote(node, idx, Expr))
         # (index, shape, name): an array of `shape` read at `index` is read at position
         # `name`, the flat loop counter, instead of recombining the divided-out components
+        # (not where the index is constant, one element: that read is invariant, level 0)
         self.flat = None
 
     def forget(self, level: int) -> None:
@@ -190,7 +196,7 @@ class BodyEmitter:
             if got is not None:
                 return got
         if op == "parameter":
-            if self.flat is not None and (idx, n.shape) == self.flat[:2]:
+            if self.flat is not None and (idx, n.shape) == self.flat[:2] and _varies(idx):
                 off, level = self.flat[2], ELEMENT
             else:
                 off, level = offset(idx, n.shape, self.sz)

@@ -9,11 +9,16 @@ Kernels that can fail where NumPy raises (a gather index out of bounds, an integ
 negative power) store a code in an error flag instead; after the last launch the call reads
 the flag (a 4-byte copy that waits for the stream, only for such graphs) and raises NumPy's
 exception.
+
+A loop (program.HostLoop) runs its step's launches while the flag the step computes is
+true: the host reads the flag back after every trip (and the error flag, so a failing step
+stops the loop as NumPy's raise would).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
 
@@ -29,11 +34,10 @@ from jitc.backends.cuda.lowering import (
     ERR_SCATTER,
     ERR_SINGULAR,
 )
-from jitc.backends.cuda.program import Launch, LibraryDot, Raise, build_program
+from jitc.backends.cuda.program import HostLoop, Launch, LibraryDot, Program, Raise, build_program
 from jitc.core import config, failures
 from jitc.core.device_arrays import is_device_array
 from jitc.core.ir import Graph
-from jitc.fusion.steps import refuse_loops
 
 # The simulator runs one kernel at a time per process (a global kernel context).
 _SIMULATOR_LOCK = threading.Lock()
@@ -55,9 +59,13 @@ _FAILURE_OF = {
 }
 
 
+def _argument(values: list, buffer):
+    """A loop step's parameter: its carried values, then its invariants."""
+    return values[buffer.index]
+
+
 class CudaExecutable(Executable):
     def __init__(self, graph: Graph):
-        refuse_loops(graph, "the cuda backend")
         self.graph = graph
         self.device = current()
         self.program = build_program(graph, library_dots=self.device.has_blas)
@@ -65,12 +73,10 @@ class CudaExecutable(Executable):
             modules.dump(graph.name, self.program.kernels, config.DUMP_DIR)
         policy = launch.SIMULATOR if self.device.simulator else launch.GPU
         self.functions = {k.name: modules.load(k) for k in self.program.kernels}
-        self.configs = [
-            launch.config(s.kernel, policy) if isinstance(s, Launch) else None
-            for s in self.program.steps
-        ]
-        # Per step, the device's faster launch once the kernel has launched once (CuPy's).
-        self.direct = [None] * len(self.program.steps)
+        launches = [s for s in self.program.all_steps() if isinstance(s, Launch)]
+        self.configs = {id(s): launch.config(s.kernel, policy) for s in launches}
+        # Per launch step, the device's faster launch once it has launched once (CuPy's).
+        self.direct: dict = {}
         self.uses_err = any(k.uses_err for k in self.program.kernels)
         self.constants = {}
         self.n_params = len(graph.params)
@@ -106,35 +112,15 @@ class CudaExecutable(Executable):
         dev = self.device
         on_device = [a for a in arrays if is_device_array(a)]
         numba_arrays = bool(on_device) and all(is_numba_array(a) for a in on_device)
-        bufs = []
-        for b in self.program.buffers:
-            if b.kind == "param":
-                a = arrays[b.index]
-                bufs.append(
-                    dev.adopt(a) if is_device_array(a) else dev.upload(np.asarray(a, dtype=b.dtype))
-                )
-            elif b.kind == "const":
-                bufs.append(self._constant(len(bufs), b))
-            elif b.kind == "view":
-                bufs.append(bufs[b.index][b.offset : b.offset + b.size])
-            else:
-                bufs.append(dev.empty(b.size, b.dtype))
+
+        def argument(b):
+            a = arrays[b.index]
+            return dev.adopt(a) if is_device_array(a) else dev.upload(np.asarray(a, dtype=b.dtype))
+
+        bufs = self._buffers(self.program, argument)
         err = dev.zeros_int32(1) if self.uses_err else None
-        for i, (step, cfg) in enumerate(zip(self.program.steps, self.configs)):
-            if isinstance(step, Launch):
-                self._launch(i, step, cfg, bufs, err)
-            elif isinstance(step, LibraryDot):
-                self._library_dot(step, bufs)
-            elif isinstance(step, Raise):
-                raise step.exc(step.message)
-        if err is not None:
-            code = dev.read_int(err)
-            if code:
-                exc, message = _ERRORS[code]
-                kind = _FAILURE_OF[code]
-                raise failures.located(
-                    failures.sites(self.graph, kind), kind, exc, f"{self.graph.name}: {message}"
-                )
+        self._steps(self.program, bufs, err)
+        self._raise_failure(err)
         outs = []
         for bid, shape, alias in zip(
             self.program.outputs, self.program.output_shapes, self.program.output_aliases_input
@@ -149,12 +135,66 @@ class CudaExecutable(Executable):
             dev.finish()
         return outs[0] if self.single_output else tuple(outs)
 
-    def _constant(self, bid, b):
-        if bid not in self.constants:
-            self.constants[bid] = self.device.upload(b.value)
-        return self.constants[bid]
+    def _buffers(self, program: Program, argument) -> list:
+        """The device arrays of `program`'s buffers, `argument(buffer)` its parameters'."""
+        bufs = []
+        for bid, b in enumerate(program.buffers):
+            if b.kind == "param":
+                bufs.append(argument(b))
+            elif b.kind == "const":
+                bufs.append(self._constant(program, bid, b))
+            elif b.kind == "view":
+                bufs.append(bufs[b.index][b.offset : b.offset + b.size])
+            elif b.kind == "loop":
+                bufs.append(None)  # its HostLoop step puts the loop's result there
+            else:
+                bufs.append(self.device.empty(b.size, b.dtype))
+        return bufs
 
-    def _launch(self, i: int, step: Launch, cfg: launch.Config, bufs, err):
+    def _steps(self, program: Program, bufs: list, err):
+        for step in program.steps:
+            if isinstance(step, Launch):
+                self._launch(step, bufs, err)
+            elif isinstance(step, LibraryDot):
+                self._library_dot(step, bufs)
+            elif isinstance(step, HostLoop):
+                self._host_loop(step, bufs, err)
+            elif isinstance(step, Raise):
+                raise step.exc(step.message)
+
+    def _host_loop(self, loop: HostLoop, bufs: list, err):
+        dev, body = self.device, loop.body
+        state = [dev.copy(bufs[b]) for b in loop.carried]
+        invariants = [bufs[b] for b in loop.invariants]
+        flag = bufs[loop.flag]
+        while dev.to_host(flag, (1,))[0]:
+            inner = self._buffers(body, functools.partial(_argument, state + invariants))
+            self._steps(body, inner, err)
+            self._raise_failure(err)
+            *outs, flag = (inner[b] for b in body.outputs)
+            aliases = body.output_aliases_input
+            state = [dev.copy(o) if alias else o for o, alias in zip(outs, aliases)]
+        for b, value in zip(loop.results, state):
+            bufs[b] = value
+
+    def _raise_failure(self, err):
+        """NumPy's exception for the code a kernel stored in the error flag, if any."""
+        code = 0 if err is None else self.device.read_int(err)
+        if code:
+            exc, message = _ERRORS[code]
+            kind = _FAILURE_OF[code]
+            raise failures.located(
+                failures.sites(self.graph, kind), kind, exc, f"{self.graph.name}: {message}"
+            )
+
+    def _constant(self, program: Program, bid: int, b):
+        key = (id(program), bid)
+        if key not in self.constants:
+            self.constants[key] = self.device.upload(b.value)
+        return self.constants[key]
+
+    def _launch(self, step: Launch, bufs, err):
+        cfg = self.configs[id(step)]
         if cfg.empty:
             return
         k = step.kernel
@@ -163,11 +203,13 @@ class CudaExecutable(Executable):
         if k.uses_err:
             args.append(err)
         args += k.sizes
-        direct = self.direct[i]
+        direct = self.direct.get(id(step))
         if direct is not None:
             direct(args)
         else:
-            self.direct[i] = self.device.launch(self.functions[k.name], cfg.grid, cfg.block, args)
+            self.direct[id(step)] = self.device.launch(
+                self.functions[k.name], cfg.grid, cfg.block, args
+            )
 
     def _library_dot(self, step: LibraryDot, bufs):
         """cuBLAS through cupy.matmul on (B, M, K) x (B, K, N) views (GPU with CuPy only)."""
@@ -186,7 +228,7 @@ class CudaExecutable(Executable):
 
         stats = graph_stats(self.graph)
         stats["launches"] = sum(
-            1 for s in self.program.steps if isinstance(s, (Launch, LibraryDot))
+            1 for s in self.program.all_steps() if isinstance(s, (Launch, LibraryDot))
         )
         return stats
 

@@ -9,7 +9,9 @@ buffer or a range of it (every buffer is flat and C-ordered, so a view is free);
 or a single op is one kernel (loop, reduction or dot). A dot fusion whose epilogue reduces
 rows (softmax after a matmul) runs as the dot into a temporary, then the
 epilogue as a row kernel. With `library_dots` (a GPU with CuPy), large float dots go to
-cuBLAS through cupy.matmul and their epilogue is the following kernel.
+cuBLAS through cupy.matmul and their epilogue is the following kernel. A `while` node is a
+HostLoop: its step a Program of its own, which the host runs while the flag it computes is
+true (XLA's `While` on the GPU before conditional graph nodes).
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ LIBRARY_MIN_FLOPS = 1 << 21  # below this many multiply-adds our kernels beat a 
 
 @dataclass
 class Buffer:
-    """kind: "param" (index = the argument), "const" (value), "temp", or "view": `size`
-    elements from element `offset` of buffer `index` (a slice of a parameter or constant)."""
+    """kind: "param" (index = the argument), "const" (value), "temp", "view": `size`
+    elements from element `offset` of buffer `index` (a slice of a parameter or constant),
+    or "loop": a loop's result, the array its last trip left (HostLoop)."""
 
     size: int
     dtype: np.dtype
@@ -84,14 +87,35 @@ class Program:
     output_shapes: list = field(default_factory=list)
     output_aliases_input: list = field(default_factory=list)  # a param/const: copy it
 
+    def all_steps(self):
+        """Every step, a loop's body's after the loop."""
+        for s in self.steps:
+            yield s
+            if isinstance(s, HostLoop):
+                yield from s.body.all_steps()
+
     @property
     def kernels(self) -> list[Kernel]:
         """Every distinct kernel, in first-launch order."""
         seen: dict = {}
-        for s in self.steps:
+        for s in self.all_steps():
             if isinstance(s, Launch):
                 seen.setdefault(s.kernel.name, s.kernel)
         return list(seen.values())
+
+
+@dataclass
+class HostLoop:
+    """`while flag: carried = body(carried, invariants)` run by the host: `body` computes
+    the next carried values and, last, the next flag, which the host reads back each trip.
+    The carried values are copied in first, so `results` (kind "loop" buffers) are the
+    loop's own arrays however many trips ran."""
+
+    body: Program
+    flag: int  # buffer ids in the graph around the loop
+    carried: list
+    invariants: list
+    results: list
 
 
 def _aliases_input(n: Node) -> bool:
@@ -172,6 +196,8 @@ class _Builder:
                 )
             elif n.op == "fusion":
                 self.fusion(n)
+            elif n.op == "while":
+                self.host_loop(n)
             elif n.op == "dot_general":
                 (out,) = self.outputs_of(n)
                 self.dot(_bare_dot_body(n), [self.names[o] for o in n.operands], [out])
@@ -204,6 +230,14 @@ class _Builder:
             return [buffer]
         self.launch(copy, [buffer], outs)
         return outs
+
+    def host_loop(self, n: Node):
+        k = n.attrs["carried"]
+        ids = [self.names[o] for o in n.operands]
+        results = [self.buffer(s, d, "loop") for s, d in n.tuple_types]
+        self.names[n] = tuple(results)
+        body = build_program(n.subgraph, self.library_dots)
+        self.p.steps.append(HostLoop(body, ids[0], ids[1 : 1 + k], ids[1 + k :], results))
 
     def launch(self, kernel: Kernel, inputs, outputs):
         self.p.steps.append(Launch(kernel, list(inputs), list(outputs)))

@@ -9,6 +9,7 @@ import pytest
 from numba import cuda
 
 import jitc
+from benchmarks.workloads import cholesky_in_place, csr_matvec, durbin
 from jitc.backends.cuda.executable import CudaExecutable
 from jitc.backends.reference.interpreter import evaluate
 from jitc.fusion.contract import check_graph
@@ -241,32 +242,74 @@ def test_a_product_feeding_a_sum_is_not_contracted_into_an_fma():
     assert "mul.rn.f32" in ptx and "fma." not in ptx, ptx
 
 
-def test_a_loop_is_refused_at_the_users_line():
-    """Loops run on the cpu and reference backends and in AOT objects; the cuda backend
-    names the loop it does not run yet."""
+def _loops(x, y, n):
+    """Issue 36's loop forms in one function: a Python `for` with a traced trip count
+    writing its carried array in place, a `while` on a traced test, a branch on a traced
+    scalar whose both results are used, nested loops and a zero-trip loop."""
+    for _ in range(n):
+        x[1:-1] = 0.5 * (x[:-2] + x[2:])
+    s = 0.0
+    while s < 10.0:
+        s = s + np.abs(y).sum()
+    t = x.sum() if s > 20.0 else -y.sum()
+    for i in range(3):
+        for j in range(i):
+            y = y + x[i] * x[j]
+    for _ in range(n - n):
+        y = y * 0.0
+    return x, s, t, y
 
-    def steps(x):
-        return jitc.fori_loop(0, 3, lambda i, v: v * 2.0, x)
 
-    with pytest.raises(jitc.UnsupportedError, match=r"cuda backend does not run loops.*sim_b"):
-        jitc.jit(steps, backend="cuda")(np.ones(4))
+def test_loops_run_from_the_host_and_match_numpy():
+    """The cuda backend runs a loop's step kernels from the host while the flag the step
+    computes on the device is true (program.HostLoop); the caller's array is written in
+    place as NumPy writes it."""
+    x, y = f32(12), f32(5)
+    mine, theirs = x.copy(), x.copy()
+    got = jitc.jit(_loops, backend="cuda")(mine, y, 4)
+    want = _loops(theirs, y, 4)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5)
+    np.testing.assert_allclose(mine, theirs, rtol=2e-5)
+    ptx = jitc.jit(_loops, backend="cuda").lower(x, y, 4).compile().as_text(stage="ptx")
+    assert ptx.count("// jitc kernel") >= 3  # the steps' kernels, made like any other
 
 
-def test_python_loops_and_branches_run_as_python_on_cuda():
-    """The cuda backend runs no loops yet, so a function's Python loops and branches are
-    traced as Python runs them there (backends.LOOPLESS): a long static range unrolled, a
-    branch on a static argument taken; NumPy running the same function is the oracle."""
+def test_issue_36s_scalar_loops_match_numpy_on_cuda():
+    """Window reads and writes with traced bounds inside loops (more than 8 trips: shorter
+    static ranges run as Python): Levinson-Durbin, Cholesky in place, a CSR mat-vec, the
+    float64 oracle NumPy."""
+    lags = np.arange(12)
+    r = np.exp(-0.5 * lags) * np.cos(0.1 * lags)
+    s = RNG.standard_normal((9, 9))
+    indptr = np.concatenate([[0], np.cumsum(RNG.integers(0, 3, 10))])
+    data, indices = RNG.random(indptr[-1]), RNG.integers(0, 4, indptr[-1])
+    for fn, args in [
+        (durbin, (r,)),
+        (cholesky_in_place, (s @ s.T + 9 * np.eye(9),)),
+        (csr_matvec, (data, indices, indptr, RNG.random(4))),
+    ]:
+        compiled = jitc.jit(fn, backend="cuda").lower(*args).compile()
+        assert any(n.op == "while" for n in compiled.graph.nodes)
+        mine = [a.copy() for a in args]
+        np.testing.assert_allclose(compiled(*mine), fn(*args), rtol=1e-12)
+    # unrolled (7 trips), a one-element window's read in a kernel of one element: it was
+    # read at the thread's position in a branch before the loop over positions
+    np.testing.assert_allclose(jitc.jit(durbin, backend="cuda")(r[:8]), durbin(r[:8]), rtol=1e-12)
 
-    def smooth(x, sharpen):
-        for _ in range(10):
-            x = 0.5 * x + 0.25 * (np.roll(x, 1) + np.roll(x, -1))
-        if sharpen:
-            x = x * 2.0
-        return x
 
-    x = f32(64)
-    got = jitc.jit(smooth, backend="cuda", static_argnames="sharpen")(x, True)
-    np.testing.assert_allclose(got, smooth(x, True), rtol=1e-5)
+def test_a_failure_inside_a_loop_stops_it_and_names_the_users_line():
+    def read_past(a, n):
+        s = 0.0
+        for k in range(n):
+            s += a[k]
+        return s
+
+    with pytest.raises(IndexError):  # NumPy's verdict
+        read_past(np.ones(5), 6)
+    line = read_past.__code__.co_firstlineno + 3
+    with pytest.raises(IndexError, match=rf"gather.*test_sim_backend.py:{line}"):
+        jitc.jit(read_past, backend="cuda")(np.ones(5), 6)
 
 
 def test_results_of_run_time_size_are_numpys():
