@@ -205,7 +205,7 @@ def run_case(case, impls, table, args, bandwidth):
             f"{fmt_time(bound)} ({case.bytes_moved / 1e6:.1f} MB)",
             f"{bound / j:.0%}" if j else "-",
         ]
-    table.rows.append(row)
+    table.rows.append(row + ["-"] * (len(table.columns) - len(row)))  # no bound: no bound columns
 
 
 def run_workload(key, impls, args, bandwidth):

@@ -100,9 +100,31 @@ def w2_inputs(batch, d_in=512, d_out=1024):
     return _normal(rng, (batch, d_in)), W, b
 
 
+def gelu_mlp(x, W1, b1, W2, b2):
+    """Issue 38's MLP layer pair: 512-2048-512 with the tanh-GELU between."""
+    return gelu(x @ W1 + b1) @ W2 + b2
+
+
+@numba.njit(fastmath=True, parallel=True, cache=False)
+def gelu_numba(x):
+    """numba promotes float32 * a Python float to float64: the constants as float32."""
+    out = np.empty_like(x)
+    c, k = np.float32(GELU_C), np.float32(0.044715)
+    for i in prange(x.size):
+        u = x[i]
+        out[i] = np.float32(0.5) * u * (np.float32(1) + np.tanh(c * (u + k * u * u * u)))
+    return out
+
+
+@numba.njit(fastmath=True, parallel=True, cache=False)
+def gelu_mlp_numba(x, W1, b1, W2, b2):
+    h = x @ W1 + b1
+    return gelu_numba(h.reshape(-1)).reshape(h.shape) @ W2 + b2
+
+
 def w2(quick=False):
     d_in, d_out = (32, 64) if quick else (512, 1024)
-    return [
+    cases = [
         Case(
             f"W2 softmax(relu(x@W+b)) [{bt},{d_in}]x[{d_in},{d_out}]",
             dense_softmax,
@@ -112,6 +134,31 @@ def w2(quick=False):
         )
         for bt in ((8, 1) if quick else (256, 1))
     ]
+    rng = _rng()
+    d, h, batch = (32, 128, 8) if quick else (512, 2048, 256)
+    weights = [
+        _normal(rng, (d, h), 1 / math.sqrt(d)),
+        _normal(rng, h, 0.1),
+        _normal(rng, (h, d), 1 / math.sqrt(h)),
+        _normal(rng, d, 0.1),
+    ]
+    cases.append(
+        Case(
+            f"W2 MLP {d}-{h}-{d} tanh-GELU, batch {batch}",
+            gelu_mlp,
+            (_normal(rng, (batch, d)), *weights),
+            numba_fn=gelu_mlp_numba,
+            rtol=1e-4,
+            atol=1e-4,
+        )
+    )
+    n = 1 << (16 if quick else 23)
+    x = _normal(rng, n, 2.0)
+    label = f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+    cases.append(
+        Case(f"W2 tanh-GELU {label} f32", gelu, (x,), numba_fn=gelu_numba, bytes_moved=2 * x.nbytes)
+    )
+    return cases
 
 
 # ---------------------------------------------------------------- W3 layernorm

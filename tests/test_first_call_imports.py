@@ -1,7 +1,8 @@
 """What a first call imports (issue 16, cold start): SciPy's cython_blas, not scipy.linalg's
 ~0.2 s of imports (numba imports cython_blas itself, and finds it loaded), and threadpoolctl
 only for a function that calls BLAS, which is then kept to one thread; a later
-`import scipy.linalg` finds the same module."""
+`import scipy.linalg` finds the same module. (With MKL installed, products call MKL:
+JITC_BLAS=openblas keeps them on SciPy's BLAS here; tests/test_blas_library.py has MKL's.)"""
 
 import subprocess
 import sys
@@ -39,7 +40,7 @@ PROGRAM = textwrap.dedent("""
 def test_scipy_linalg_is_not_imported_and_blas_is_single_threaded_for_a_dot(tmp_path):
     import os
 
-    env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"), JITC_BLAS="openblas")
     result = subprocess.run(
         [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=300
     )

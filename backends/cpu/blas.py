@@ -1,4 +1,11 @@
-"""BLAS gemm for generated kernels: SciPy's Fortran s/d/c/zgemm, called through its address.
+"""BLAS gemm for generated kernels: Fortran s/d/c/zgemm and gemv, called through an address.
+
+The library is MKL's sequential layer where the `mkl` wheel is installed (`pip install
+'jitc[mkl]'`): on this project's AVX-512 machine its sgemm took 0.85-0.90x the time of
+SciPy's OpenBLAS on the dense layers' shapes, one thread each, and whole W2, W7 and MLP calls
+0.64-0.78x (README, Speed); BLIS ran its AVX2 kernels there at half the speed, and oneDNN's
+wheel was no faster than NumPy. Else, or with JITC_BLAS=openblas, SciPy's OpenBLAS. LAPACK
+(lapack.py) is SciPy's either way.
 
 numba's np.dot costs ~0.45 s to compile per kernel and copies any operand that is not
 contiguous; calling gemm directly compiles in milliseconds and reads transposed operands
@@ -63,15 +70,57 @@ def preload() -> None:
         pass
 
 
+MKL_SEQUENTIAL, MKL_LP64 = 1, 0  # mkl_set_threading_layer, mkl_set_interface_layer
+
+
+@functools.cache
+def mkl():
+    """MKL's single dynamic library from the `mkl` wheel, on its sequential layer with 32-bit
+    integers (SciPy's BLAS interface): jitc splits products over its own threads. None
+    where the wheel is missing, JITC_BLAS=openblas, or MKL was already running threaded in
+    this process (the layer is chosen once per process)."""
+    if os.environ.get("JITC_BLAS", "").lower() == "openblas":
+        return None
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.files("mkl") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    path = next((f.locate() for f in files if f.name.startswith("libmkl_rt.so")), None)
+    if path is None:
+        return None
+    lib = ctypes.CDLL(os.path.realpath(path), mode=ctypes.RTLD_LOCAL)
+    for name in ("MKL_Set_Threading_Layer", "MKL_Set_Interface_Layer"):
+        getattr(lib, name).argtypes, getattr(lib, name).restype = [ctypes.c_int], ctypes.c_int
+    if lib.MKL_Set_Interface_Layer(MKL_LP64) != MKL_LP64:
+        return None
+    if lib.MKL_Set_Threading_Layer(MKL_SEQUENTIAL) != MKL_SEQUENTIAL:
+        return None
+    return lib
+
+
+def gemm_library() -> str:
+    """Which BLAS the products call, for as_text()."""
+    if mkl() is not None:
+        import importlib.metadata
+
+        return f"MKL {importlib.metadata.version('mkl')}, sequential"
+    return "OpenBLAS (SciPy's), one thread"
+
+
 @functools.cache
 def blas_address(dtype, routine: str, library: str = "blas") -> int:
-    """Address of SciPy's s<routine> (float32), d<routine> (float64), c<routine> (complex64)
-    or z<routine> (complex128), e.g. "gemm", from scipy.linalg.cython_blas (library "blas")
-    or cython_lapack ("lapack"). The first one taken keeps that BLAS to one thread
-    (threads.py): functions without a dot or a solve never load it."""
+    """Address of s<routine> (float32), d<routine> (float64), c<routine> (complex64) or
+    z<routine> (complex128), e.g. "gemm": MKL's for library "blas" where mkl() has it, else
+    SciPy's from scipy.linalg.cython_blas ("blas") or cython_lapack ("lapack"). The first
+    SciPy one taken keeps that BLAS to one thread (threads.py): functions without a dot or
+    a solve never load it."""
+    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
+    if library == "blas" and mkl() is not None:
+        return ctypes.cast(getattr(mkl(), f"{prefix}{routine}_"), ctypes.c_void_p).value
     single_threaded_scipy_blas()
     module = cython_module(library)
-    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
     capsule = module.__pyx_capi__[prefix + routine]
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]

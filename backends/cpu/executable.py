@@ -246,6 +246,15 @@ class CpuExecutable(Executable):
 
         return graph_stats(self.optimized)
 
+    def as_text(self, stage: str = "kernels") -> str:
+        """The generated numba source of every kernel and the driver (stage "kernels"),
+        headed by the BLAS its matrix products call."""
+        if stage != "kernels":
+            raise ValueError(f"cpu backend: unknown stage {stage!r}; use 'kernels'")
+        blas_kernels = sum(k.blas for k in self.program.kernels)
+        head = f"# matrix products: {blas.gemm_library()} (BLAS kernels: {blas_kernels})\n\n"
+        return (head if blas_kernels else "") + self.source
+
 
 def wide_driver():
     """The one driver of functions with many arrays, and of any function's first calls while
