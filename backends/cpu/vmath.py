@@ -29,12 +29,12 @@ exactly NumPy's.
     exp        0.76                   0.75
     log        0.83                   0.71
     log1p      0.83                   0.77
-    expm1      @EXPM1                 1.19
-    tanh       @TANH                  2.34
-    sigmoid    @SIGMOID               2.33
-    erf        @ERF                   0.78
-    sin        @SIN                   0.77    (every finite x, no range limit)
-    cos        @COS                   0.78
+    expm1      1.03                   1.19
+    tanh       1.06                   2.34
+    sigmoid    2.26                   2.33
+    erf        0.79                   0.78
+    sin        0.56                   0.77    (every finite x, no range limit)
+    cos        0.56                   0.78
 
 How they work (coefficient sources next to the constants):
 - exp, expm1: x = k ln2 + r, |r| <= ln2/2, by Cody-Waite (ln2 split so k*LN2_HI is exact;
@@ -46,8 +46,9 @@ How they work (coefficient sources next to the constants):
   first), f = m - 1; float32: Cephes logf polynomial in f; float64: fdlibm e_log.c
   (s = f/(2+f), Remez polynomial in s^2). log1p(x) = log(u) + c/u with u = fl(1+x) and
   c = (1+x) - u exactly, folded into the same kernel.
-- tanh: -t/(t+2) with t = expm1(-2|x|) below 1 (fdlibm's form), t/(t+2) with
-  t = expm1(2|x|) above: one expm1, one division, no cancellation.
+- tanh: float64: sign(x) t/(t+2) with t = expm1(2|x|): one expm1, one division, no
+  cancellation. float32: an odd polynomial below 0.7 and 1 - 2/(e^2|x| + 1) above, both
+  computed and one selected: cheaper than expm1's careful sum, and more accurate.
 - sigmoid: 1/(1+e) for x >= 0, e/(1+e) for x < 0, e = e^-|x|: exactly 0 and 1 at -inf and
   +inf, and subnormal (not flushed) results for very negative x.
 - erf: fdlibm s_erf.c / s_erff.c (Sun, as in musl): rational approximations on |x| in
@@ -475,27 +476,39 @@ def expm1_f64(x):
 
 
 # ---------------------------------------------------------------- tanh, sigmoid
-_TANH_HI_32 = f32(10.0)  # tanh rounds to 1 above 9.01
+_TANH_HI_32 = f32(9.1)  # tanh rounds to 1 above 9.01
 _TANH_HI_64 = 20.0  # ... above 19.06
 _TWO_32 = f32(2.0)
+_TANH_SMALL_32 = f32(0.7)  # below: the odd polynomial; above: 1 - 2/(e^2a + 1)
+# tanh(a) = a + a s P(s), s = a^2 <= 0.49: fitted for this module (mpmath, 40 digits:
+# least squares at 400 Chebyshev nodes, then Lawson's reweighting toward minimax of the
+# result's relative error): 6.8e-10 before rounding the coefficients to float32.
+_TP0_32, _TP1_32 = f32(-0.33333325386047363), f32(0.133329838514328)
+_TP2_32, _TP3_32 = f32(-0.05392095074057579), f32(0.021571049466729164)
+_TP4_32, _TP5_32 = f32(-0.007883288897573948), f32(0.0018956525018438697)
+_TWO_LOG2E_32 = f32(2 * 1.4426950408889634)
 
 
 @_jit
 def tanh_f32(x):
-    """tanh(x) = sign(x) t/(t+2), t = expm1(2|x|), float32. t's error passes on damped
-    (by 2/(t+2) <= 1); the rounding error of t+2 is recovered (Fast2Sum) and corrected for,
-    using 1/(t+2) = (1-y)/2."""
+    """tanh(x), float32, 1.06 ulp over every input. Below 0.7, an odd polynomial; above,
+    1 - 2/(e^2|x| + 1), where 2/(e+1) <= 0.4 keeps e's error (1 ulp: Taylor e^r, no
+    Fast2Sum) small against the result, so a plain exp and one division are enough. Both
+    are computed and one selected (no branch to block vectorization); NaN passes through
+    both (the clamp keeps it), so it needs no test. 1.6x faster than tanh via expm1."""
     x = f32(x)
     a = abs(x)
-    a = a if a < _TANH_HI_32 else _TANH_HI_32
-    k, m = _expm1_parts32(a + a)
-    t = m * _pow2_32(k)  # 0 <= k <= 29
-    d = t + _TWO_32
-    de = ((_TWO_32 - d) + t) if t < _TWO_32 else ((t - d) + _TWO_32)
-    y = t / d
-    y = y - y * (de * (_HALF_32 - _HALF_32 * y))
-    y = math.copysign(y, x)
-    return y if (x == x and x != f32(0.0)) else x
+    a = _TANH_HI_32 if a > _TANH_HI_32 else a
+    k, kf = _round32(a * _TWO_LOG2E_32)
+    r = (a + a) - kf * _LN2_HI_32 - kf * _LN2_LO_32
+    q = _E4_32 + r * (_E5_32 + r * (_E6_32 + r * _E7_32))
+    p = f32(1.0) + r * (f32(1.0) + r * (_E2_32 + r * (_E3_32 + r * q)))  # e^r, Taylor
+    large = f32(1.0) - _TWO_32 / (p * _pow2_32(k) + f32(1.0))  # 0 <= k <= 27
+    s = a * a
+    small = a + a * (
+        s * (_TP0_32 + s * (_TP1_32 + s * (_TP2_32 + s * (_TP3_32 + s * (_TP4_32 + s * _TP5_32)))))
+    )
+    return math.copysign(small if a < _TANH_SMALL_32 else large, x)
 
 
 @_jit
