@@ -1,6 +1,10 @@
 """The cpu backend: numba kernels for every fusion and one compiled driver per function."""
 
+from jitc.backends.native import target
 from jitc.core import interrupts
+
+with interrupts.deferred():  # imports numba; before anything here compiles, as numba reads
+    target.configure()  #      its target once
 
 
 def is_available():

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from jitc.backends.native import cache
+from jitc.backends.native import cache, target
 
 log = logging.getLogger("jitc")
 
@@ -41,7 +41,7 @@ def hand_on(sources: list) -> int | None:
     directory, store = cache.resolved()
     if directory is None or not sources:
         return None
-    env = dict(os.environ, JITC_CACHE_DIR=directory)
+    env = dict(os.environ, JITC_CACHE_DIR=directory, **target.child_environment())
     if store is not None:
         env["JITC_RUNTIME_DIR"] = os.path.dirname(store)  # `store` is this installation's
         #                                                   subdirectory of the root
