@@ -3,9 +3,9 @@
 LLVM tunes Intel's AVX-512 server cores (Skylake-X to Sapphire Rapids) with
 "prefer-256-bit", so its loop vectorizer stops at ymm registers even where the kernel is
 all arithmetic: a leftover of the first AVX-512 parts, whose wide instructions lowered the
-clock. On this machine's Sapphire Rapids cores zmm ran jitc's float32 tanh 1.2x and W1's
-chain 1.25x faster, and memory-bound kernels the same. Turning the preference off keeps
-every other host feature.
+clock. On this project's machine (an Intel Xeon of that line, family 6 model 207) zmm ran
+jitc's float32 tanh 1.2x and W1's chain 1.25x faster, and memory-bound kernels the same.
+Turning the preference off keeps every other host feature.
 
 numba reads its target features once, when its CPU codegen is first made, so this must run
 before the process's first numba compile. Where something compiled earlier (the user's own
