@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jitc.backends.native.recycle import allocator
 from jitc.core import pytree
 from jitc.core.dtypes import int_bounds
 from jitc.core.errors import SignatureMiss
@@ -123,6 +124,11 @@ def _getter(g, place) -> str:
     return expr
 
 
+def _allocation(g, shape: tuple, dtype: np.dtype) -> str:
+    """The expression allocating a result (a large one may be one the caller dropped)."""
+    return f"{g.bind(allocator(shape, dtype))}({g.bind(shape)}, {g.bind(dtype)})"
+
+
 def fast_call(arg_defs, lowered, run, results, donated=()):
     """A function of the positional arguments (tree defs `arg_defs`, leaves as `lowered`
     (a stages.Lowered) types them) that allocates the results ((shape, dtype) each), calls
@@ -139,7 +145,7 @@ def fast_call(arg_defs, lowered, run, results, donated=()):
     params = [f"a{i}" for i in range(len(arg_defs))]
     for p, d in zip(params, arg_defs):
         g.arg(p, d, lowered.arg_types)
-    run_name, empty = g.bind(run), g.bind(np.empty)
+    run_name = g.bind(run)
     result = g.result(lowered.out_tree, iter(lowered.out_specs), lambda k: f"r{k}")
     root = g.bind(_root)
     arrays = [i for i, t in enumerate(lowered.arg_types) if not t.weak]
@@ -167,8 +173,7 @@ def fast_call(arg_defs, lowered, run, results, donated=()):
         for target, k in donated
     }
     lines += [
-        f"    r{k} = "
-        + (into[k] if k in into else f"{empty}({g.bind(tuple(shape))}, {g.bind(np.dtype(dtype))})")
+        f"    r{k} = " + (into[k] if k in into else _allocation(g, tuple(shape), np.dtype(dtype)))
         for k, (shape, dtype) in enumerate(results)
     ]
     inputs = g.leaves + [f"c{k}" for k in range(len(captured))]

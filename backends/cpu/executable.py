@@ -31,6 +31,7 @@ from jitc.backends.cpu.plan import plan_program
 from jitc.backends.cpu.wide import collector_modules, plain, posting_run, table_run, wide_run
 from jitc.backends.native import background
 from jitc.backends.native.cache import is_cached, load_module, seal
+from jitc.backends.native.recycle import allocator
 from jitc.core import config, failures, interrupts
 from jitc.core.errors import SignatureMiss
 from jitc.core.failures import KERNEL_FAILURES
@@ -183,7 +184,7 @@ class CpuExecutable(Executable):
         """Fill the results with `run`; a run of the wide driver that misses (this function's
         own driver compiled meanwhile) is retried on `again()`, by default checked_run."""
         arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]
-        outs = [np.empty(shape, dtype) for shape, dtype in self.results]
+        outs = [allocator(shape, dtype)(shape, dtype) for shape, dtype in self.results]
         try:
             try:
                 run(*map(_stored, arrays), *map(_stored, outs))
