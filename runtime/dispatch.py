@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from jitc.backends.reference.interpreter import OutOfTime
 from jitc.core import config
 from jitc.core.errors import SignatureMiss, StaleCapture
 from jitc.core.failures import KERNEL_FAILURES
@@ -87,6 +88,10 @@ class HostCalls(Wrapped):
             with self._lock:
                 self._cache.pop(key, None)
             compiled = self._tier(self._compile(args, kwargs, key), key)
+            result = call_compiled(compiled, leaves)
+        except OutOfTime:  # the reference tier's loop ran past its budget: the kernels, then
+            log.info("%s: the loop ran past the reference tier's budget", self.function.name)
+            compiled = self._tier(tiered.finished(self._cache[key]), key)
             result = call_compiled(compiled, leaves)
         if not kwargs and not split.static_key and not config.TRACE:  # traced: this path
             self._fast = fast_call_of(compiled) or _no_fast_call

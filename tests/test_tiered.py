@@ -115,15 +115,40 @@ def triangular_solve(L, b):
     return x
 
 
-def test_a_function_with_a_loop_compiles_before_its_first_call(tiered_mode):
+def relax(u, steps):
+    """A time loop of array steps, written in place: the reference tier runs it at NumPy's
+    speed."""
+    for _ in range(steps):
+        u[1:-1] = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+    return u.sum()
+
+
+def test_a_loop_of_array_steps_runs_the_reference_tier_first(tiered_mode):
+    u = np.linspace(0.0, 1.0, 500) ** 2
+    want_u = u.copy()
+    want = relax(want_u, 50)
+    got = jitc.jit(relax)(u, 50)
+    assert got == want  # NumPy's bits: the reference tier
+    np.testing.assert_array_equal(u, want_u)
+    assert "the reference tier runs it for up to" in tiered_mode.text
+    assert tiers(tiered_mode) == ["reference"]
+
+
+def test_a_loop_past_the_reference_budget_waits_for_its_kernels(tiered_mode, monkeypatch):
     """The reference tier would run the loop's steps op by op in Python (a Cholesky of
-    n = 200: 53 s, against 1.5 s to compile): a loop compiles first, then runs."""
+    n = 200: 53 s, against 1.5 s to compile): once it has run LOOP_BUDGET_S, the call waits
+    for the kernels and runs them from the start; nothing was written back before."""
+    monkeypatch.setattr(tiered, "LOOP_BUDGET_S", 0.0)
     rng = np.random.default_rng(1)
     L = np.tril(rng.random((40, 40))) + 40 * np.eye(40)
     b = rng.random(40)
     np.testing.assert_allclose(jitc.jit(triangular_solve)(L, b), triangular_solve(L, b), 1e-14)
-    assert "a loop: compiled before the first call" in tiered_mode.text
-    assert tiers(tiered_mode) == []  # not the reference tier
+    assert "the loop ran past the reference tier's budget" in tiered_mode.text
+    u = np.linspace(0.0, 1.0, 500) ** 2
+    want_u = u.copy()
+    want = relax(want_u, 50)
+    np.testing.assert_allclose(jitc.jit(relax)(u, 50), want, rtol=1e-13)
+    np.testing.assert_allclose(u, want_u, rtol=1e-13)  # written once, by the compiled tier
 
 
 class Scaler:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from jitc.backends import Executable
@@ -10,8 +12,13 @@ from jitc.core.ir import Graph
 from jitc.core.primitives import PRIMITIVES
 
 
-def evaluate(graph: Graph, args) -> list[np.ndarray]:
-    """Run `graph` on NumPy arrays; fusion nodes run their nested graphs."""
+class OutOfTime(Exception):
+    """A loop was still running at the call's deadline (ReferenceExecutable.loop_budget)."""
+
+
+def evaluate(graph: Graph, args, deadline: float | None = None) -> list[np.ndarray]:
+    """Run `graph` on NumPy arrays; fusion nodes run their nested graphs. A loop raises
+    OutOfTime if it starts a step after `deadline` (time.perf_counter's clock)."""
     env = {}
     with np.errstate(all="ignore"):
         for node in graph.nodes:
@@ -20,11 +27,11 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
             elif node.op == "constant":
                 value = node.attrs["value"]
             elif node.op == "fusion":
-                value = evaluate(node.subgraph, [env[o] for o in node.operands])
+                value = evaluate(node.subgraph, [env[o] for o in node.operands], deadline)
                 if node.tuple_types is None:
                     value = value[0]
             elif node.op == "while":
-                value = _loop(node, [env[o] for o in node.operands])
+                value = _loop(node, [env[o] for o in node.operands], deadline)
             elif node.op == "get":
                 value = env[node.operands[0]][node.attrs["index"]]
             else:
@@ -39,23 +46,30 @@ def evaluate(graph: Graph, args) -> list[np.ndarray]:
     return [env[o] for o in graph.outputs]
 
 
-def _loop(node, operands) -> list:
+def _loop(node, operands, deadline) -> list:
     """A while node's carried values once its flag is false."""
     k = node.attrs["carried"]
     flag, carried, invariants = operands[0], operands[1 : 1 + k], operands[1 + k :]
     while bool(flag):
-        *carried, flag = evaluate(node.subgraph, carried + invariants)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise OutOfTime()
+        *carried, flag = evaluate(node.subgraph, carried + invariants, deadline)
     return carried
 
 
 class ReferenceExecutable(Executable):
-    """The graph evaluated op by op with NumPy."""
+    """The graph evaluated op by op with NumPy. `loop_budget`: seconds a call may run before
+    a loop step it would start raises OutOfTime (the tiered runtime's reference tier: a
+    loop of scalar steps runs op by op in Python, 1000x slower than compiled), or None."""
 
     def __init__(self, graph: Graph):
         self.graph = graph
+        self.loop_budget = None
 
     def __call__(self, *arrays):
-        outs = evaluate(self.graph, arrays)
+        budget = self.loop_budget
+        deadline = None if budget is None else time.perf_counter() + budget
+        outs = evaluate(self.graph, arrays, deadline)
         return [np.array(o, copy=True) for o in outs]
 
     def stats(self) -> dict:
