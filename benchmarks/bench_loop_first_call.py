@@ -4,11 +4,14 @@ with the number of times it runs.
     python -m benchmarks.bench_loop_first_call [--markdown]
 
 Each (case, size) runs in a fresh process with an empty JITC_CACHE_DIR (jitc's runtime
-store, built once per installation, already there), in jitc's default mode: the time is
-everything a user's first call waits for. The sizes change the trip counts of every loop
-in the function (the Cholesky's three loops, Levinson's recursion, the CSR rows) while its
-source stays the same; a traced trip count (Jacobi's steps, the LSTM's) compiles once for
-all counts, so its two sizes are a second shape. The result is checked against NumPy.
+store, built once per installation, already there), twice: in jitc's default mode
+(tiered: the reference tier runs a loop for up to 0.5 s while the kernels compile), the
+time a user's first call waits for; and with JITC_COMPILE=sync, the time to compile
+before running, which is what must not grow with the trip count. The sizes change the trip
+counts of every loop in the function (the Cholesky's three loops, Levinson's recursion, the
+CSR rows) while its source stays the same; a traced trip count (Jacobi's steps, the LSTM's)
+compiles once for all counts, so its two sizes are a second shape. The result is checked
+against NumPy.
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ CASES = [
 ]
 
 CHILD = """
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 from benchmarks.bench_loop_first_call import make
-case, size = sys.argv[1], int(sys.argv[2])
+case, size, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+os.environ["JITC_COMPILE"] = mode  # the benchmarks package set sync
 fn, args = make(case, size)
 import jitc
 f = jitc.jit(fn)
@@ -89,14 +93,14 @@ def make(case: str, size: int):
     raise ValueError(f"no case {case!r}")
 
 
-def first_call(case: str, size: int, store: str) -> float:
+def first_call(case: str, size: int, store: str, mode: str = "tiered") -> float:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, JITC_CACHE_DIR=cache, JITC_RUNTIME_DIR=store, PYTHONPATH=root)
         for name in ("JITC_COMPILE", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         run = subprocess.run(
-            [sys.executable, "-c", CHILD, case, str(size)],
+            [sys.executable, "-c", CHILD, case, str(size), mode],
             env=env,
             cwd=root,
             capture_output=True,
@@ -114,14 +118,19 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated case names")
     args = ap.parse_args(argv)
     cases = [c for c in CASES if not args.only or c[0] in args.only.split(",")]
-    rows = [("case", "size", "first call, smaller", "first call, larger", "larger/smaller")]
+    rows = [
+        ("case", "size")
+        + tuple(f"{w}, {n}" for w in ("first call", "compile first") for n in ("smaller", "larger"))
+        + ("compile: larger/smaller",)
+    ]
     with tempfile.TemporaryDirectory() as store:
         first_call("durbin", 1000, store)  # the installation's runtime pieces, built once
         for case, (small, large), what in cases:
             t0 = time.perf_counter()
-            a, b = first_call(case, small, store), first_call(case, large, store)
-            sizes = f"{what} {small} / {large}"
-            rows.append((case, sizes, f"{a:.2f} s", f"{b:.2f} s", f"{b / a:.2f}x"))
+            tiered = [first_call(case, n, store) for n in (small, large)]
+            a, b = (first_call(case, n, store, "sync") for n in (small, large))
+            times = [f"{t:.2f} s" for t in (*tiered, a, b)]
+            rows.append((case, f"{what} {small} / {large}", *times, f"{b / a:.2f}x"))
             print(f"{case}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     if args.markdown:
         print("| " + " | ".join(rows[0]) + " |")

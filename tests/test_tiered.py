@@ -127,9 +127,11 @@ def test_a_loop_of_array_steps_runs_the_reference_tier_first(tiered_mode):
     u = np.linspace(0.0, 1.0, 500) ** 2
     want_u = u.copy()
     want = relax(want_u, 50)
+    switch = sys.getswitchinterval()
     got = jitc.jit(relax)(u, 50)
     assert got == want  # NumPy's bits: the reference tier
     np.testing.assert_array_equal(u, want_u)
+    assert sys.getswitchinterval() == switch  # shortened while the loop ran, then restored
     assert "the reference tier runs it for up to" in tiered_mode.text
     assert tiers(tiered_mode) == ["reference"]
 
@@ -142,8 +144,10 @@ def test_a_loop_past_the_reference_budget_waits_for_its_kernels(tiered_mode, mon
     rng = np.random.default_rng(1)
     L = np.tril(rng.random((40, 40))) + 40 * np.eye(40)
     b = rng.random(40)
+    switch = sys.getswitchinterval()
     np.testing.assert_allclose(jitc.jit(triangular_solve)(L, b), triangular_solve(L, b), 1e-14)
     assert "the loop ran past the reference tier's budget" in tiered_mode.text
+    assert sys.getswitchinterval() == switch
     u = np.linspace(0.0, 1.0, 500) ** 2
     want_u = u.copy()
     want = relax(want_u, 50)
