@@ -69,6 +69,7 @@ class CpuExecutable(Executable):
         )
         self.state = state  # the driver notes a failed launch in it
         self.results = [(tuple(shape), np.dtype(dtype)) for shape, dtype in self.program.results]
+        self._allocators = [allocator(shape, dtype) for shape, dtype in self.results]
         self.compiled_modules = list(self.kernel_modules)
         self._wide = emitted.wide
         self._types = self.program.params + self.program.results
@@ -184,7 +185,7 @@ class CpuExecutable(Executable):
         """Fill the results with `run`; a run of the wide driver that misses (this function's
         own driver compiled meanwhile) is retried on `again()`, by default checked_run."""
         arrays = [a if plain(a) else np.array(a, order="C") for a in arrays]
-        outs = [allocator(shape, dtype)(shape, dtype) for shape, dtype in self.results]
+        outs = [new(*result) for new, result in zip(self._allocators, self.results)]
         try:
             try:
                 run(*map(_stored, arrays), *map(_stored, outs))
