@@ -167,6 +167,43 @@ def test_levinson_with_its_window_writes_is_one_kernel():
         assert _loop_kernels(fn, args, static) == (1, 0)
 
 
+def _window_cases():
+    """Programs reading windows in reverse (`y[:k][::-1]`, `r[k:0:-1]`, `f[k::-1]`)."""
+    n = 30
+    lags = np.arange(n + 1)
+    r = np.exp(-0.5 * lags) * np.cos(0.1 * lags)
+    return [
+        (durbin, (r / r[0],), ()),
+        (levinson_durbin, (r, n), ("order",)),
+        (levinson, (r[:n], r[1:]), ()),
+    ]
+
+
+def test_windows_read_in_reverse_loop_over_unclipped_positions():
+    """`y[:k][::-1]` reads y at clip(k - 1 - t, 0, n - 1): a clip LLVM cannot see through
+    (a gather per element). The body holds the loop a second time without the clips,
+    behind a test of the window's bounds made before it."""
+    (fn, args, static) = _window_cases()[0]
+    kernels = jitc.jit(fn).lower(*args).compile("cpu").executable.program.kernels
+    (body,) = [b.source for k in kernels for b in k.bodies if "while " in b.source]
+    loops = body.split("for ")[1:]
+    unclipped = [loop for loop in loops if "min(max(" not in loop and " if (" not in loop]
+    assert len(unclipped) >= 2 and body.count("        else:") >= 2
+
+
+def test_the_clipped_loop_taken_where_the_bounds_test_fails_matches_numpy(monkeypatch):
+    """The loop with its clips still runs where the test before the loop fails: forced
+    here, as every window of these programs passes it."""
+    from jitc.backends.cpu import scalar_loop as module
+
+    monkeypatch.setattr(module._Emitter, "_extremes", lambda self, form: ("-1", "-1"))
+    for fn, args, static in _window_cases():
+        matches_numpy(fn, args, static, "cpu", 1e-10, 1e-12)
+        lowered = jitc.jit(fn, static_argnames=static).lower(*args)
+        kernels = lowered.compile("cpu").executable.program.kernels
+        assert any("if -1 >= " in b.source for k in kernels for b in k.bodies)
+
+
 def jacobi_sweeps(u, sweeps):
     for _ in range(sweeps):
         u[1:-1] = 0.5 * (u[:-2] + u[2:])

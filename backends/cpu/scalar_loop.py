@@ -114,6 +114,13 @@ class _Emitter:
         self.versions = 0
         self.writable: frozenset = frozenset()  # keys the innermost loop carries
         self.raises: set = set()
+        # while a window loop is emitted without its clips (`over`): local -> (base, sign)
+        # for the locals that are base + sign * t, t the loop's index; the loop's bounds;
+        # the tests, made before the loop, under which each dropped clip is a no-op
+        self.affine: dict | None = None
+        self.span: tuple = ()
+        self.guards: list = []
+        self.forms: dict = {}  # constant node -> _vector_constant's form (sizes made once)
 
     def line(self, text: str):
         self.lines.append("    " * self.depth + text)
@@ -233,14 +240,16 @@ class _Emitter:
             hi = self._bound("min", [hi] + [self.scalar(b) for b in stops])
         acc, t = self.fresh("s"), self.fresh("t")
         self.line(f"{acc} = {literal(0, out.dtype)}")
-        self.line(f"for {t} in range({lo}, {hi}):")
-        self.depth += 1
-        value = self.element(terms, t, env, {})
-        if out.dtype.kind == "f":  # reordered into vector lanes, as the reduction kernels are
-            self.line(f"{acc} = reassoc_add({acc}, {value})")
-        else:
-            self.line(f"{acc} = {lower_elementwise('add', out.dtype, out.dtype, [acc, value], {})}")
-        self.depth -= 1
+
+        def accumulate():
+            value = self.element(terms, t, env, {})
+            if out.dtype.kind == "f":  # reordered into vector lanes, as reduction kernels are
+                self.line(f"{acc} = reassoc_add({acc}, {value})")
+            else:
+                add = lower_elementwise("add", out.dtype, out.dtype, [acc, value], {})
+                self.line(f"{acc} = {add}")
+
+        self.over(t, lo, hi, accumulate)
         env[out] = Scalar(acc, out.dtype)
         for m in body.nodes:  # the scalars that read the sum
             if m not in env and m.shape == ():
@@ -275,15 +284,106 @@ class _Emitter:
                 raise NotScalar("a window written from itself: a scratch row, not in AOT")
             target = self.fresh("row")
             self.constant_lines.append(f"    {target} = scratch({size}, {STORAGE[base.dtype]})")
-        self.line(f"for {t} in range({lo}, {hi}):")
-        self.depth += 1
-        value = self.element(x, t, lazy.env, {})
-        self.line(f"{_at(target, t)} = {store(base.dtype, value)}")
-        self.depth -= 1
+
+        def write():
+            value = self.element(x, t, lazy.env, {})
+            self.line(f"{_at(target, t)} = {store(base.dtype, value)}")
+
+        self.over(t, lo, hi, write)
         if target != base.name:
             self.line(f"for {t} in range({lo}, {hi}):")
             self.line(f"    {_at(base.name, t)} = {_at(target, t)}")
         return Array(base.name, base.key, self.new_version(base.key), base.shape, base.dtype)
+
+    def over(self, t: str, lo: str, hi: str, body) -> None:
+        """`for t in range(lo, hi): body()`. A window's element reads clip their positions
+        into the axes they read (trace/masked.py: `y[:k][::-1]` reads y at clip(k - 1 - t,
+        0, n - 1)), and a clipped position is no affine index: LLVM gathers where it could
+        load a vector, 3.6x slower on Levinson's `y[:k] += alpha * y[:k][::-1]`. Where
+        every clip's argument is base +- t, it is a no-op wherever [lo, hi) keeps that
+        argument inside its bounds: the loop is emitted a second time without the clips,
+        taken when a test made before the loop says so."""
+        start, depth = len(self.lines), self.depth
+        self.affine, self.span, self.guards = {t: ("0", 1)}, (lo, hi), []
+        self.depth += 1
+        try:
+            self.line(f"for {t} in range({lo}, {hi}):")
+            self.depth += 1
+            body()
+        finally:
+            self.depth, self.affine, guards = depth, None, self.guards
+        unclipped = self.lines[start:]
+        del self.lines[start:]
+        if guards:
+            self.line(f"if {' and '.join(dict.fromkeys(guards))}:")
+            self.lines += unclipped
+            self.line("else:")
+            self.depth += 1
+        self.line(f"for {t} in range({lo}, {hi}):")
+        self.depth += 1
+        body()
+        self.depth = depth
+
+    def _extremes(self, form: tuple) -> tuple:
+        """(lowest, highest) of base + sign * t over the loop's [lo, hi), as expressions."""
+        (base, sign), (lo, hi) = form, self.span
+        if sign > 0:
+            return f"{base} + {lo}", f"{base} + {hi} - 1"
+        return f"{base} - ({hi} - 1)", f"{base} - {lo}"
+
+    def _affine_element(self, n: Node, args: list, env: dict) -> str | None:
+        """Element `n` of an int64 index computation as an expression affine in the loop's
+        index (recorded in `self.affine`), where emitting the loop without clips (`over`):
+        a clip of such an expression by an invariant bound is dropped, and the test that
+        it is a no-op recorded. None: emit `n` as it is."""
+        if self.affine is None or n.dtype != np.int64 or len(args) != 2:
+            return None
+        if any(o.dtype != np.int64 for o in n.operands):
+            return None
+        invariant = [_invariant(o, env) for o in n.operands]
+        forms = [self.affine.get(a) for a in args]
+        for i in (0, 1):
+            if forms[i] is None or not invariant[1 - i]:
+                continue
+            (base, sign), other = forms[i], args[1 - i]
+            if n.op in ("maximum", "minimum"):
+                low, high = self._extremes(forms[i])
+                test = f"{low} >= {other}" if n.op == "maximum" else f"{high} <= {other}"
+                self.guards.append(test)
+                return args[i]
+            if n.op == "add":
+                form = (f"({base} + {other})", sign)
+            elif n.op == "subtract":
+                form = (f"({base} - {other})", sign) if i == 0 else (f"({other} - {base})", -sign)
+            else:
+                return None
+            var = self.fresh("e")
+            self.line(f"{var} = np.int64({args[0]} {'+' if n.op == 'add' else '-'} {args[1]})")
+            self.affine[var] = form
+            return var
+        return None
+
+    def _constant_element(self, n: Node, t: str) -> str:
+        """Element `t` of a constant array read without its array (`_vector_constant`)."""
+        if n not in self.forms:
+            self.forms[n] = _vector_constant(n, self.sz)
+        form, var = self.forms[n], self.fresh("e")
+        if isinstance(form, str):
+            self.line(f"{var} = {form}")
+            return var
+        c, sign, lo, hi = form
+        at = f"np.int64({c}) {'+' if sign > 0 else '-'} {t}"
+        position = None if self.affine is None else self.affine.get(t)
+        if position is None:
+            self.line(f"{var} = {TYPE_NAMES[n.dtype]}(min(max({at}, {lo}), {hi}))")
+            return var
+        base, s = position
+        form = (f"({c} {'+' if sign > 0 else '-'} {base})", sign * s)
+        low, high = self._extremes(form)
+        self.guards += [f"{low} >= {lo}", f"{high} <= {hi}"]
+        self.line(f"{var} = {TYPE_NAMES[n.dtype]}({at})")
+        self.affine[var] = form
+        return var
 
     def prepared(self, body: Graph, params: list, skip=None) -> dict:
         """The environment of a body computed element by element: its parameters, and its
@@ -325,12 +425,14 @@ class _Emitter:
             lazy = env[n]
             return self.element(lazy.out, t, lazy.env, memo)
         if n.op == "parameter" and isinstance(env[n], VectorConstant):
-            expr = _vector_constant(env[n].node, t, self.sz)
+            memo[n] = self._constant_element(env[n].node, t)
+            return memo[n]
         elif n.op == "parameter":
             x = self.newest(env[n])
             expr = load(x.dtype, _at(x.name, t))
         elif n.op == "constant":
-            expr = _vector_constant(n, t, self.sz)
+            memo[n] = self._constant_element(n, t)
+            return memo[n]
         elif n.op == "broadcast_in_dim" and n.operands[0].shape == ():
             return self.scalar(env[n.operands[0]])
         elif n.op == "gather" and n.operands[1].shape == () and n.operands[0].ndim == 2:
@@ -347,6 +449,10 @@ class _Emitter:
             return self.element(source, k, env, {})  # at another position: its own memo
         elif n.op in ops.ELEMENTWISE:
             args = [self.element(o, t, env, memo) for o in n.operands]
+            affine = self._affine_element(n, args, env)
+            if affine is not None:
+                memo[n] = affine
+                return affine
             dtype = n.operands[-1].dtype if n.op == "select" else n.operands[0].dtype
             expr = lower_elementwise(n.op, dtype, n.dtype, args, n.attrs)
         else:
@@ -510,10 +616,11 @@ class _Emitter:
         return results, counted, bounded
 
 
-def _vector_constant(n: Node, t: str, sz: Sizes) -> str:
-    """Element `t` of a constant the emitter can index without its array: one repeated
-    value, or c ± t clipped to the constant's range (0, 1, 2, ...: a window's positions;
-    a window aligned with another, or reversed, by static bounds: t + 1, 7 - t)."""
+def _vector_constant(n: Node, sz: Sizes):
+    """A constant the emitter can index without its array: its one repeated value (a
+    literal), or (c, sign, lo, hi), its element t being clip(c + sign * t, lo, hi) (0, 1,
+    2, ...: a window's positions; a window aligned with another, or reversed, by static
+    bounds: t + 1, 7 - t)."""
     value = n.attrs["value"]
     if value.size and np.all(value == value.flat[0]):
         return literal(value.flat[0], n.dtype)
@@ -523,9 +630,15 @@ def _vector_constant(n: Node, t: str, sz: Sizes) -> str:
             for c in (int(value[0]), int(value[-1]) - sign * (size - 1)):
                 if np.array_equal(value, np.clip(c + sign * np.arange(size), lo, hi)):
                     c, lo, hi = (v if abs(v) <= 1 else sz(v) for v in (c, lo, hi))
-                    at = f"np.int64({c}) {'+' if sign > 0 else '-'} {t}"
-                    return f"{TYPE_NAMES[n.dtype]}(min(max({at}, {lo}), {hi}))"
+                    return c, sign, lo, hi
     raise NotScalar("a constant array in a sum")
+
+
+def _invariant(n: Node, env: dict) -> bool:
+    """Is `n`, read in a window's loop, a scalar computed before the loop?"""
+    if n.op == "broadcast_in_dim":
+        n = n.operands[0]
+    return n.shape == () and isinstance(env.get(n), Scalar)
 
 
 def _positions(n: Node) -> bool:
