@@ -301,8 +301,8 @@ class _Emitter:
         0, n - 1)), and a clipped position is no affine index: LLVM gathers where it could
         load a vector, 3.6x slower on Levinson's `y[:k] += alpha * y[:k][::-1]`. Where
         every clip's argument is base +- t, it is a no-op wherever [lo, hi) keeps that
-        argument inside its bounds: the loop is emitted a second time without the clips,
-        taken when a test made before the loop says so."""
+        argument inside its bounds: the loop is emitted without the clips, taken when a
+        test made before the loop says so, then again with them, taken otherwise."""
         start, depth = len(self.lines), self.depth
         self.affine, self.span, self.guards = {t: ("0", 1)}, (lo, hi), []
         self.depth += 1
@@ -313,12 +313,14 @@ class _Emitter:
         finally:
             self.depth, self.affine, guards = depth, None, self.guards
         unclipped = self.lines[start:]
+        if not guards:  # no clip dropped: that loop is the loop, one level out
+            self.lines[start:] = [line[4:] for line in unclipped]
+            return
         del self.lines[start:]
-        if guards:
-            self.line(f"if {' and '.join(dict.fromkeys(guards))}:")
-            self.lines += unclipped
-            self.line("else:")
-            self.depth += 1
+        self.line(f"if {' and '.join(dict.fromkeys(guards))}:")
+        self.lines += unclipped
+        self.line("else:")
+        self.depth += 1
         self.line(f"for {t} in range({lo}, {hi}):")
         self.depth += 1
         body()
