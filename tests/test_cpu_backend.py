@@ -216,7 +216,9 @@ def test_a_blas_product_splits_into_few_large_blocks():
     f = jitc.jit(lambda x, w: np.tanh(x @ w), backend="cpu")
     for batch in (1, 300):
         x = rng.standard_normal((batch, 512)).astype(np.float32)
-        np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=2e-5, atol=2e-5)
+        # float32 sums of 512 products in the BLAS's order, not NumPy's: MKL's AVX2 kernels
+        # (an AMD EPYC) differ from NumPy's OpenBLAS by up to 3.3e-5 here
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=2e-5, atol=1e-4)
         executable = f.lower(x, w).compile().executable
         blas = [k for k in executable.program.kernels if k.blas]
         assert len(blas) == 1 and blas[0].work > cap  # more work than its launch is given
