@@ -46,3 +46,50 @@ def test_scipy_linalg_is_not_imported_and_blas_is_single_threaded_for_a_dot(tmp_
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+RACE = textwrap.dedent("""
+    import importlib.util, sys, threading
+    from jitc.backends.cpu import blas
+    create, meet = importlib.util.module_from_spec, threading.Barrier(2, timeout=1.0)
+
+    def module_from_spec(spec):  # both threads create the module before either runs it
+        module = create(spec)
+        try:
+            meet.wait()
+        except threading.BrokenBarrierError:  # the other thread is waiting on the lock
+            pass
+        return module
+
+    importlib.util.module_from_spec = module_from_spec
+    loaded, failed = [], []
+
+    def first_call():
+        try:
+            loaded.append(blas.cython_module("blas"))
+        except Exception as e:
+            failed.append(repr(e))
+
+    threads = [threading.Thread(target=first_call) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not failed, failed
+    module = sys.modules["scipy.linalg.cython_blas"]
+    assert loaded == [module, module] and hasattr(module, "__pyx_capi__")
+    print("ok")
+""")
+
+
+def test_cython_blas_loads_once_when_two_threads_first_need_it(tmp_path):
+    """Two threads' first products (a tiered call's background compile and the main
+    thread's lo.compile()) load cython_blas once: it is loaded under Python's import lock
+    for it, and the second finds it loaded (Cython refused a second load, and the failed
+    load took the first one out of sys.modules)."""
+    import os
+
+    env = dict(os.environ, JITC_CACHE_DIR=str(tmp_path / "cache"))
+    result = subprocess.run(
+        [sys.executable, "-c", RACE], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

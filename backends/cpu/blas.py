@@ -23,6 +23,7 @@ import ctypes
 import functools
 import os
 import sys
+import threading
 
 import numpy as np
 from llvmlite import ir
@@ -35,29 +36,50 @@ from numba.extending import intrinsic
 def cython_module(library: str):
     """scipy.linalg.cython_blas (library "blas") or cython_lapack ("lapack"), loaded without
     running scipy.linalg's __init__ (~0.2 s of imports a first call would wait for). It is
-    registered under its own name, so a later `import scipy.linalg` finds it loaded."""
+    registered under its own name, so a later `import scipy.linalg` finds it loaded.
+
+    It is loaded under Python's own import lock for that name, as `import` would: when a
+    tiered call's background compile and the main thread loaded it at once, Cython refused
+    the second load ("has already been imported"), whose cleanup then took the first out of
+    sys.modules; a README example's `lo.compile()` failed so in one run."""
     import importlib.machinery
     import importlib.util
 
     import scipy
 
     name = f"scipy.linalg.cython_{library}"
-    if name in sys.modules:
-        return sys.modules[name]
-    directory = os.path.join(scipy.__path__[0], "linalg")
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = os.path.join(directory, f"cython_{library}{suffix}")
-        if os.path.exists(path):
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[name]
-                raise
-            return module
+    with _import_lock(name):
+        if name in sys.modules:
+            return sys.modules[name]
+        directory = os.path.join(scipy.__path__[0], "linalg")
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(directory, f"cython_{library}{suffix}")
+            if os.path.exists(path):
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module
+                spec._initializing = True  # an `import` meanwhile waits on the lock, as for its own
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+                finally:
+                    spec._initializing = False
+                return module
     return importlib.import_module(name)  # another layout: the ordinary import
+
+
+_LOAD_LOCK = threading.RLock()
+
+
+def _import_lock(name: str):
+    """importlib's per-module lock for `name` (what `import name` holds while it loads);
+    a lock of jitc's own where this Python has none by that name."""
+    import importlib
+
+    manager = getattr(importlib._bootstrap, "_ModuleLockManager", None)
+    return manager(name) if manager is not None else _LOAD_LOCK
 
 
 def preload() -> None:
