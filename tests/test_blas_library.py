@@ -6,6 +6,7 @@ transposed and strided operands, shapes around the block sizes, and the generate
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
 import os
 import subprocess
@@ -30,13 +31,16 @@ def _installed(package: str) -> bool:
 HAS_MKL = _installed("mkl")
 
 
-@pytest.fixture(params=["mkl", "openblas"])
+@pytest.fixture(params=["mkl", "mkl on Intel", "openblas"])
 def library(request, monkeypatch):
     """Products planned from here on call this library (the choice is made once per
-    process; the test forgets it before and after)."""
-    if request.param == "mkl" and not HAS_MKL:
+    process; the test forgets it before and after). "mkl on Intel" takes MKL's gemv too,
+    as jitc does on an Intel CPU, whatever this one is."""
+    if request.param.startswith("mkl") and not HAS_MKL:
         pytest.skip("the mkl wheel is not installed (pip install 'jitc[mkl]')")
-    monkeypatch.setenv("JITC_BLAS", request.param)
+    if request.param == "mkl on Intel":
+        monkeypatch.setattr(blas, "cpu_vendor", lambda: "GenuineIntel")
+    monkeypatch.setenv("JITC_BLAS", request.param.split()[0])
     blas.mkl.cache_clear()
     blas.blas_address.cache_clear()
     yield request.param
@@ -45,13 +49,18 @@ def library(request, monkeypatch):
 
 
 def _products(x, w, xt, wt, v):
-    """gemm, a transposed and a strided operand, gemv (one row) and the layer's epilogue."""
+    """gemm, a transposed and a strided operand, gemv (one row, and one column: a matrix
+    times a vector, a one-column matrix, a column of a matrix) and the layer's epilogue."""
     return (
         x @ w,
         xt.T @ w,
         x @ wt.T,
         x[:, ::2] @ w[::2],
         v @ w,
+        x @ v,
+        xt.T @ v,
+        x @ v[:, None],
+        x[:, ::2] @ w[::2, 1:2],
         (x @ w) * 0.5 + 1,
     )
 
@@ -71,11 +80,47 @@ def test_products_match_numpy_on_each_library(library, m, k, n, dtype):
     compiled = jitc.jit(_products).lower(*args).compile()
     head = compiled.as_text("kernels").splitlines()[0]
     if m * k * n >= BLAS_MIN_FLOPS:  # else every product runs in generated loops
-        assert ("MKL" if library == "mkl" else "OpenBLAS") in head
+        assert ("OpenBLAS" if library == "openblas" else "MKL") in head
     tol = 1e-12 if np.dtype(dtype) in (np.float64, np.complex128) else 2e-5
     for got, want in zip(compiled(*args), _products(*args)):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=5 * tol)
+
+
+def _matrix_vector(a, at, v, w):
+    """A matrix times a vector as NumPy code writes it: rows contiguous or the matrix
+    transposed, a strided vector, a one-column matrix, a column of a matrix, a batch."""
+    return (
+        a @ v,
+        at.T @ v,
+        a[:, ::2] @ v[::2],
+        a @ v[:, None],
+        a @ w[:, 3:4],
+        np.stack([a, 2 * a]) @ v,
+        np.tanh(a @ v) + 1,
+    )
+
+
+@pytest.mark.parametrize("m, k", [(700, 600), (2, 140000), (3000, 90)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_matrix_vector_products_call_gemv_and_match_numpy(library, m, k, dtype):
+    """A column (n = 1) goes to gemv over blocks of the matrix's rows, as a row does."""
+    assert m * k >= BLAS_MIN_FLOPS
+    rng = np.random.default_rng(m + k)
+
+    def draw(*shape):
+        a = rng.standard_normal(shape)
+        if np.dtype(dtype).kind == "c":
+            a = a + 1j * rng.standard_normal(shape)
+        return a.astype(dtype)
+
+    args = (draw(m, k), draw(k, m), draw(k), draw(k, 5))
+    compiled = jitc.jit(_matrix_vector).lower(*args).compile()
+    assert "gemv(v," in compiled.as_text("kernels")
+    tol = 1e-12 if np.dtype(dtype) == np.float64 else 2e-5
+    for got, want in zip(compiled(*args), _matrix_vector(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=5 * tol * np.sqrt(k))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.int32, np.int8])
@@ -90,6 +135,34 @@ def test_products_the_loops_compute_match_numpy(dtype):
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=0.1)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.skipif(not HAS_MKL, reason="the mkl wheel is not installed")
+@pytest.mark.parametrize("vendor", ["GenuineIntel", "AuthenticAMD"])
+def test_gemv_is_mkls_on_intel_only(vendor, monkeypatch):
+    """MKL's sgemv took 1.7x OpenBLAS's time on an AMD EPYC (blas.py): there the
+    matrix-vector products call OpenBLAS while gemm stays MKL's, and as_text says both."""
+    monkeypatch.delenv("JITC_BLAS", raising=False)
+    monkeypatch.setattr(blas, "cpu_vendor", lambda: vendor)
+    blas.mkl.cache_clear()
+    blas.blas_address.cache_clear()
+    try:
+        mkl_gemv = ctypes.cast(blas.mkl().sgemv_, ctypes.c_void_p).value
+        on_intel = blas.blas_address(np.float32, "gemv") == mkl_gemv
+        head = blas.gemm_library()
+    finally:
+        blas.mkl.cache_clear()
+        blas.blas_address.cache_clear()
+    assert on_intel == (vendor == "GenuineIntel")
+    assert head.startswith("MKL")
+    assert ("matrix-vector: OpenBLAS" in head) == (vendor != "GenuineIntel")
+
+
+def test_the_cpu_vendor_is_read_from_proc_cpuinfo():
+    vendor = blas.cpu_vendor()
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            assert f"vendor_id\t: {vendor}\n" in f.read()
 
 
 def test_a_product_without_blas_calls_names_no_library():

@@ -1,11 +1,13 @@
 """BLAS gemm for generated kernels: Fortran s/d/c/zgemm and gemv, called through an address.
 
 The library is MKL's sequential layer where the `mkl` wheel is installed (`pip install
-'jitc[mkl]'`): on this project's AVX-512 machine its sgemm took 0.85-0.90x the time of
+'jitc[mkl]'`): on this project's AVX-512 Intel machine its sgemm took 0.85-0.90x the time of
 SciPy's OpenBLAS on the dense layers' shapes, one thread each, and whole W2, W7 and MLP calls
 0.64-0.78x (README, Speed); BLIS ran its AVX2 kernels there at half the speed, and oneDNN's
-wheel was no faster than NumPy. Else, or with JITC_BLAS=openblas, SciPy's OpenBLAS. LAPACK
-(lapack.py) is SciPy's either way.
+wheel was no faster than NumPy. On an AMD EPYC (Zen 3, AVX2) MKL's sgemm still ran at
+0.76-0.93x OpenBLAS's time on those shapes, but its sgemv took 1.7x OpenBLAS's (55 against
+32 us for [1,512]x[512,1024]): gemv is MKL's on Intel only (MKL_GEMV_VENDORS). Else, or
+with JITC_BLAS=openblas, SciPy's OpenBLAS. LAPACK (lapack.py) is SciPy's either way.
 
 numba's np.dot costs ~0.45 s to compile per kernel and copies any operand that is not
 contiguous; calling gemm directly compiles in milliseconds and reads transposed operands
@@ -14,7 +16,9 @@ run-time value (a kernel size slot), so cached kernels stay valid in a new proce
 
 Row-major C[m,n] = A[m,k] @ B[k,n] is column-major C^T = B^T A^T: gemm is called with the
 operands swapped. One row (m = 1) goes to gemv: OpenBLAS's gemm packs the whole of B even
-then, which made a batch-1 layer twice as slow. SciPy's BLAS is LP64 (32-bit ints).
+then, which made a batch-1 layer twice as slow. So does one column (n = 1): a 2000x2000
+float32 matrix times a vector took 250-330 us through MKL's gemm, 150-190 us through its
+gemv. SciPy's BLAS is LP64 (32-bit ints).
 """
 
 from __future__ import annotations
@@ -122,25 +126,53 @@ def mkl():
     return lib
 
 
-def gemm_library() -> str:
-    """Which BLAS the products call, for as_text()."""
-    if mkl() is not None:
+# CPU vendors (/proc/cpuinfo's vendor_id) on which MKL's gemv was measured faster than
+# OpenBLAS's: 52-61 against 60-64 us for W2 at batch 1 on an Intel Xeon.
+MKL_GEMV_VENDORS = ("GenuineIntel",)
+
+
+@functools.cache
+def cpu_vendor() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def uses_mkl(routine: str) -> bool:
+    """Does `routine` ("gemm", "gemv") call MKL's rather than SciPy's OpenBLAS?"""
+    return mkl() is not None and (routine != "gemv" or cpu_vendor() in MKL_GEMV_VENDORS)
+
+
+def library_name(routine: str) -> str:
+    """Which BLAS `routine` calls, for as_text()."""
+    if uses_mkl(routine):
         import importlib.metadata
 
         return f"MKL {importlib.metadata.version('mkl')}, sequential"
     return "OpenBLAS (SciPy's), one thread"
 
 
+def gemm_library() -> str:
+    """Which BLAS the products call, for as_text(): gemm's, and gemv's where it differs."""
+    gemm_, gemv_ = library_name("gemm"), library_name("gemv")
+    return gemm_ if gemm_ == gemv_ else f"{gemm_}; matrix-vector: {gemv_}"
+
+
 @functools.cache
 def blas_address(dtype, routine: str, library: str = "blas") -> int:
     """Address of s<routine> (float32), d<routine> (float64), c<routine> (complex64) or
-    z<routine> (complex128), e.g. "gemm": MKL's for library "blas" where mkl() has it, else
+    z<routine> (complex128), e.g. "gemm": MKL's for library "blas" where uses_mkl(), else
     SciPy's from scipy.linalg.cython_blas ("blas") or cython_lapack ("lapack"). The first
     SciPy one taken keeps that BLAS to one thread (threads.py): functions without a dot or
     a solve never load it."""
-    prefix = {"f": "s", "d": "d", "F": "c", "D": "z"}[np.dtype(dtype).char]
-    if library == "blas" and mkl() is not None:
-        return ctypes.cast(getattr(mkl(), f"{prefix}{routine}_"), ctypes.c_void_p).value
+    prefix = _PREFIX[np.dtype(dtype).char]
+    if library == "blas" and uses_mkl(routine):
+        return _mkl_address(dtype, routine)
     single_threaded_scipy_blas()
     module = cython_module(library)
     capsule = module.__pyx_capi__[prefix + routine]
@@ -149,6 +181,24 @@ def blas_address(dtype, routine: str, library: str = "blas") -> int:
     get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     return get_pointer(capsule, get_name(capsule))
+
+
+def gemv_address(dtype, vector_product: bool) -> int:
+    """The gemv a product's kernel calls: the faster library's (uses_mkl) where the product
+    is a matrix times a vector (one row or one column), else gemm's library, whose gemv
+    then serves only a one-row block of a split product: so a kernel of matrix products
+    never loads SciPy's BLAS, nor sets its threads, beside MKL."""
+    if vector_product or not uses_mkl("gemm"):
+        return blas_address(dtype, "gemv")
+    return _mkl_address(dtype, "gemv")
+
+
+_PREFIX = {"f": "s", "d": "d", "F": "c", "D": "z"}
+
+
+def _mkl_address(dtype, routine: str) -> int:
+    name = f"{_PREFIX[np.dtype(dtype).char]}{routine}_"
+    return ctypes.cast(getattr(mkl(), name), ctypes.c_void_p).value
 
 
 I8, I32 = ir.IntType(8), ir.IntType(32)

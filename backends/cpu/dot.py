@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jitc.backends.cpu.blas import blas_address
+from jitc.backends.cpu.blas import blas_address, gemv_address
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.core.ir import Node
 from jitc.core.primitives import dot_free_dims
@@ -162,8 +162,11 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
             gemv_shape = K + ", n1 - n0"
         if sa["K"] == 1 or ds.K == 1:
             trans_a, lda, incx = ord("N"), max(sa["M"], ds.K, 1), 1
+            # one column of b: out^T = b^T a^T is a row times the column-major K x M a^T
+            rows_gemv = ord("T"), K + ", m1 - m0"
         else:
             trans_a, lda, incx = ord("T"), max(sa["K"], ds.M, 1), sa["K"]
+            rows_gemv = ord("N"), "m1 - m0, " + K
         if ds.split == "columns":
             lines += [f"    for bi in range({B}):", "        m0, m1, n0, n1 = 0, " + M + ", lo, hi"]
         else:
@@ -177,7 +180,7 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
             lines[:1]
             + [
                 f"    g = {sz(blas_address(node.dtype, 'gemm'))}",
-                f"    v = {sz(blas_address(node.dtype, 'gemv'))}",
+                f"    v = {sz(gemv_address(node.dtype, ds.M == 1 or ds.N == 1))}",
                 "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
             ]
             + lines[1:]
@@ -188,6 +191,9 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
                 "        if m1 - m0 == 1:",
                 f"            gemv(v, {t}, {trans_b}, {gemv_shape}, pbb, {sz(ldb)}, pab,"
                 f" {sz(incx)}, pob)",
+                "        elif n1 - n0 == 1:",
+                f"            gemv(v, {t}, {rows_gemv[0]}, {rows_gemv[1]}, pab, {sz(lda)}, pbb,"
+                f" {sz(max(sb['K'], 1))}, pob)",
                 "        else:",
                 f"            gemm(g, {t}, {trans_b}, {trans_a}, n1 - n0, m1 - m0, {K}, pbb,",
                 f"                 {sz(ldb)}, pab, {sz(lda)}, pob, {N})",
