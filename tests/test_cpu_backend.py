@@ -203,8 +203,9 @@ def test_kernels_split_across_threads_match_numpy():
 
 def test_a_blas_product_splits_into_few_large_blocks():
     """A BLAS kernel's launch is given work for at most BLAS_CHUNKS_PER_THREAD tasks per
-    thread (one BLAS call each), whatever its own work; its blocks still give NumPy's
-    answer, over columns at batch 1 (gemv) and over rows at batch 300 (gemm)."""
+    thread (one BLAS call each; GEMV_CHUNKS_PER_THREAD for a gemv), whatever its own work;
+    its blocks still give NumPy's answer, over columns at batch 1 (gemv) and over rows at
+    batch 300 (gemm)."""
     import numba
 
     from jitc.backends.cpu import launcher
@@ -212,9 +213,12 @@ def test_a_blas_product_splits_into_few_large_blocks():
 
     rng = np.random.default_rng(5)
     w = rng.standard_normal((512, 1024)).astype(np.float32)
-    cap = launcher.BLAS_CHUNKS_PER_THREAD * numba.config.NUMBA_NUM_THREADS * launcher.CHUNK_MIN_WORK
     f = jitc.jit(lambda x, w: np.tanh(x @ w), backend="cpu")
-    for batch in (1, 300):
+    for batch, tasks in (
+        (1, launcher.GEMV_CHUNKS_PER_THREAD),
+        (300, launcher.BLAS_CHUNKS_PER_THREAD),
+    ):
+        cap = tasks * numba.config.NUMBA_NUM_THREADS * launcher.CHUNK_MIN_WORK
         x = rng.standard_normal((batch, 512)).astype(np.float32)
         # float32 sums of 512 products in the BLAS's order, not NumPy's: MKL's AVX2 kernels
         # (an AMD EPYC) differ from NumPy's OpenBLAS by up to 3.3e-5 here

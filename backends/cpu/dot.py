@@ -62,6 +62,11 @@ class DotShape:
     def work(self) -> int:
         return self.B * self.M * self.K * self.N
 
+    @property
+    def matrix_vector(self) -> bool:
+        """One row or one column: BLAS computes it with gemv."""
+        return self.M == 1 or self.N == 1
+
 
 def _prod(xs) -> int:
     return int(np.prod(list(xs), dtype=np.int64))
@@ -180,7 +185,7 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
             lines[:1]
             + [
                 f"    g = {sz(blas_address(node.dtype, 'gemm'))}",
-                f"    v = {sz(gemv_address(node.dtype, ds.M == 1 or ds.N == 1))}",
+                f"    v = {sz(gemv_address(node.dtype, ds.matrix_vector))}",
                 "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
             ]
             + lines[1:]

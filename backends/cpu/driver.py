@@ -425,7 +425,13 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
                 continue
             kind = _KIND[kernel.error] if kernel.error else 3
             table.append(
-                [i, pack_of_kernel[i], kernel.rows, launch_work(kernel.work, kernel.blas), kind]
+                [
+                    i,
+                    pack_of_kernel[i],
+                    kernel.rows,
+                    launch_work(kernel.work, kernel.blas, kernel.matrix_vector),
+                    kind,
+                ]
             )
             continue
         at = len(packs)

@@ -48,6 +48,10 @@ GROUP_CHUNKS_PER_THREAD = 2
 # ([1,512]x[512,1024], a gemv per task) took 18.7-19.0 us in 2 tasks per thread and 28-29
 # us in 8 (NumPy 21 us); at batch 256 (a gemm per task), 1.22 ms against 1.29 ms.
 BLAS_CHUNKS_PER_THREAD = 2
+# A matrix times a vector (a gemv per task) splits into one task per thread: on an AMD EPYC
+# W2 at batch 1 took 28-30 us in 1 task per thread and 35-39 us in 2 (NumPy 35-37 us); a
+# 2000x2000 float32 matrix times a vector 140-142 against 147-157 us (NumPy 127-131).
+GEMV_CHUNKS_PER_THREAD = 1
 GROUP_ENTRY = 3  # kernel address, pack offset (int64s from the table), rows
 
 SOURCE = f"""\
@@ -98,10 +102,14 @@ def _tasks_work(tasks_per_thread: int) -> int:
     return tasks_per_thread * numba.config.NUMBA_NUM_THREADS * CHUNK_MIN_WORK
 
 
-def launch_work(work: int, blas: bool) -> int:
+def launch_work(work: int, blas: bool, matrix_vector: bool = False) -> int:
     """The work `launch` is given for a kernel of this much work: its own, but for a BLAS
-    kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread."""
-    return min(work, _tasks_work(BLAS_CHUNKS_PER_THREAD)) if blas else work
+    kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread (a matrix-vector
+    product's: GEMV_CHUNKS_PER_THREAD)."""
+    if not blas:
+        return work
+    tasks = GEMV_CHUNKS_PER_THREAD if matrix_vector else BLAS_CHUNKS_PER_THREAD
+    return min(work, _tasks_work(tasks))
 
 
 def group_work(works: list) -> int:

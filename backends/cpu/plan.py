@@ -110,6 +110,7 @@ class Kernel:
     writes: frozenset = frozenset()  # indices into `pointers` a body writes (schedule.py)
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
     blas: bool = False  # a BLAS call per block of rows (launcher.launch_work)
+    matrix_vector: bool = False  # that call a gemv: a matrix times a vector
     # not a kernel but a branch of a loop: (when, target): the driver goes on at program
     # kernel `target` if the bool its one pointer points at is `when`, else at the next
     branch: tuple | None = None
@@ -185,7 +186,9 @@ class _KernelBuilder:
             k for k, p in enumerate(self.pointers) for b in bufs if p.start == b.start
         )
 
-    def kernel(self, rows: int, work: int, blas: bool = False) -> Kernel:
+    def kernel(
+        self, rows: int, work: int, blas: bool = False, matrix_vector: bool = False
+    ) -> Kernel:
         return Kernel(
             self.bodies,
             self.pointers,
@@ -196,6 +199,7 @@ class _KernelBuilder:
             tuple(self.sites),
             frozenset(self.writes),
             blas=blas,
+            matrix_vector=matrix_vector,
         )
 
 
@@ -387,12 +391,13 @@ class Planner:
             [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
             [out.viewed(ds.view("out"))],
         )
+        blas = {"blas": ds.mode == "blas", "matrix_vector": ds.matrix_vector}
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
-                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work, blas=ds.mode == "blas"))
+                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work, **blas))
                 return
-        self.kernels.append(kb.kernel(ds.rows, ds.work, blas=ds.mode == "blas"))
+        self.kernels.append(kb.kernel(ds.rows, ds.work, **blas))
         if epilogue is not None:
             kb = _KernelBuilder()
             ks, _ = epilogue(kb, local, None)
