@@ -27,7 +27,6 @@ import ctypes
 import functools
 import os
 import sys
-import threading
 
 import numpy as np
 from llvmlite import ir
@@ -52,7 +51,7 @@ def cython_module(library: str):
     import scipy
 
     name = f"scipy.linalg.cython_{library}"
-    with _import_lock(name):
+    with importlib._bootstrap._ModuleLockManager(name):  # what `import name` holds
         if name in sys.modules:
             return sys.modules[name]
         directory = os.path.join(scipy.__path__[0], "linalg")
@@ -72,18 +71,6 @@ def cython_module(library: str):
                     spec._initializing = False
                 return module
     return importlib.import_module(name)  # another layout: the ordinary import
-
-
-_LOAD_LOCK = threading.RLock()
-
-
-def _import_lock(name: str):
-    """importlib's per-module lock for `name` (what `import name` holds while it loads);
-    a lock of jitc's own where this Python has none by that name."""
-    import importlib
-
-    manager = getattr(importlib._bootstrap, "_ModuleLockManager", None)
-    return manager(name) if manager is not None else _LOAD_LOCK
 
 
 def preload() -> None:

@@ -391,7 +391,7 @@ class Planner:
             [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
             [out.viewed(ds.view("out"))],
         )
-        blas = {"blas": ds.mode == "blas", "matrix_vector": ds.matrix_vector}
+        blas = {"blas": ds.mode == "blas", "matrix_vector": ds.mode == "blas" and ds.matrix_vector}
         if epilogue is not None and ds.split == "rows":
             ks, local = epilogue(kb, local, ds.rows)
             if ks is not None:
