@@ -9,7 +9,7 @@ subnormal).
 Max ulp error, measured / asserted here:
 
     function   float32 all 2^32 inputs   float64 dense samples      asserted f32 / f64
-    exp        0.76                      0.74                       1.0 / 1.0
+    exp        0.78                      0.74                       1.0 / 1.0
     log        0.83                      0.71                       1.0 / 1.0
     log1p      0.90                      0.74                       1.0 / 1.0
     expm1      1.03                      1.19                       1.5 / 1.5
@@ -297,6 +297,7 @@ def test_tanh_float32_every_input_where_its_error_peaks():
     err = ulp_error(y, reference("tanh", x), np.float32)
     assert err.max() <= 1.03, (err.max(), x[np.argmax(err)])
     np.testing.assert_array_equal(run("tanh", np.float32, -x), -y)
+
 
 def test_sin_cos_float32_every_binade():
     """A few thousand float32 per binade from 2^-20 to 2^128, both reduction paths."""
