@@ -337,6 +337,8 @@ CTRL_C_DURING_THE_FIRST_CALL = """
 
     x = np.linspace(-1, 1, 1000)
     want = np.tanh(x) * 2 + np.exp(x).sum()
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if
+    # whoever started this process ignores SIGINT (a shell's `cmd &` does, and children inherit it)
     signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
     signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))  # Ctrl-C, that long after (0: none)
     start = time.perf_counter()
@@ -616,10 +618,14 @@ def test_a_deferred_ctrl_c_is_delivered_after_the_block():
 
     from jitc.core import interrupts
 
-    with pytest.raises(KeyboardInterrupt):
-        with interrupts.deferred():
-            signal.raise_signal(signal.SIGINT)
-            reached = True
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts.deferred():
+                signal.raise_signal(signal.SIGINT)
+                reached = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert reached
     importlib.import_module("jitc.backends.cpu")  # still importable, state intact
 
