@@ -99,7 +99,7 @@ class Jitted(HostCalls):
             from jitc.chunked import Plan
 
             return Plan(self.function, args, kwargs)
-        return lower(self.function, args, kwargs)
+        return lower(self.function, args, kwargs, keep_arguments=True)
 
     def __get__(self, obj, objtype=None):
         if obj is None:

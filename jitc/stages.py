@@ -312,6 +312,8 @@ class Lowered:
         # leaf -> the integer dtypes a Python int leaf's value must fit (NumPy 2 raises
         # OverflowError where an int32 array meets 2**40; int64 is jitc's widest)
         self.int_ranges = dict(int_ranges or {})
+        # the traced arguments' values, where `lower()` was given them (the report's timing)
+        self.example_leaves = None
 
     def as_text(self) -> str:
         return str(self.graph)

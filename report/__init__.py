@@ -8,6 +8,7 @@ fused graph, the artifact's bytes as a treemap and the time each kernel takes.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 
@@ -15,7 +16,7 @@ from jitc.fusion.report import _where, whole_array_writes
 from jitc.report.graph import render
 from jitc.report.kernels import assign_runs, kernels, per_kernel
 from jitc.report.page import html_page, write_atomically
-from jitc.report.timing import copy_bandwidth, time_kernels
+from jitc.report.timing import copy_bandwidth, time_kernels, timing_inputs
 
 NO_FUNCTION = (
     "<p class='note'>This artifact records no function to compile again (built "
@@ -46,6 +47,9 @@ def write(compiled, path: str, size: dict | None = None, title: str | None = Non
     table = kernels(graph)
     picture, drawn_by = render(graph, table)
     timing = kernel_times(compiled, table)
+    untimed = None
+    if timing is None and compiled.executable.profiled_call is not None:
+        untimed = f"<p class='note'>{html.escape(timing_inputs(compiled)[1])}</p>"
     stats = compiled.stats()
     subtitle = (
         f"{compiled.lowered.graph.count_ops()} traced ops fused into "
@@ -58,7 +62,14 @@ def write(compiled, path: str, size: dict | None = None, title: str | None = Non
         for n, nbytes, why in whole_array_writes(compiled.lowered.graph, graph)
     ]
     text = html_page(
-        f"jitc report: {graph.name}", subtitle, picture, drawn_by, size, timing, writes=writes
+        f"jitc report: {graph.name}",
+        subtitle,
+        picture,
+        drawn_by,
+        size,
+        timing,
+        untimed,
+        writes=writes,
     )
     write_atomically(path, text)
     return path
@@ -67,13 +78,17 @@ def write(compiled, path: str, size: dict | None = None, title: str | None = Non
 def kernel_times(compiled, table=None) -> dict | None:
     """The time table: a row per kernel (name, ops, source, ns, bytes, GB/s, share of copy
     bandwidth, GFLOP/s), sorted by time, and the call's totals; None where the backend does
-    not time its launches (only cpu does)."""
+    not time its launches (only cpu does) or where there is nothing to time it on
+    (timing_inputs says why)."""
     executable = compiled.executable
     if executable.profiled_call is None:
         return None
+    arrays, inputs = timing_inputs(compiled)
+    if arrays is None:
+        return None
     table = kernels(compiled.graph) if table is None else table
     orphans = assign_runs(table, executable.program.kernels)
-    measured = time_kernels(executable)
+    measured = time_kernels(executable, arrays)
     kernel_ns, grouped = per_kernel(
         measured["launch_ns"], executable.launch_kernels, len(executable.program.kernels)
     )
@@ -113,6 +128,7 @@ def kernel_times(compiled, table=None) -> dict | None:
         "profiled_ns": measured["profiled_ns"],
         "call_ns": measured["call_ns"],
         "calls": measured["calls"],
+        "inputs": inputs,
         "copy_gbs": copy / 1e9,
     }
 

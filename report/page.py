@@ -133,7 +133,7 @@ def time_section(timing: dict | None, note: str | None = None) -> str:
         )
     out.append(
         f"<p>A call takes {timing['call_ns'] / 1e3:,.1f} µs (median of "
-        f"{timing['calls']} calls on seeded random inputs). Timed launch by launch, a "
+        f"{timing['calls']} calls on {html.escape(timing['inputs'])}). Timed launch by launch, a "
         f"call takes {timing['profiled_ns'] / 1e3:,.1f} µs, of which the kernels take "
         f"{timing['kernel_ns'] / 1e3:,.1f} µs (medians of the same calls); the rest is "
         f"the Python call: argument checks, result allocation, and the timing itself. "

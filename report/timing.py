@@ -26,6 +26,37 @@ def seeded_inputs(params, seed: int = 0) -> list[np.ndarray]:
     return out
 
 
+def timing_inputs(compiled) -> tuple[list | None, str]:
+    """(the arrays to time `compiled`'s executable on, what they are), or (None, why not).
+    The arguments `lower()` was given, copied (the timed calls may write them), where it
+    had values; else seeded random ones, unless a loop's trip count could follow them: a
+    CG `while norm(r) > tol` on a random matrix may never stop, and a native call cannot
+    be interrupted, so such a function is not timed without its own arguments."""
+    leaves = compiled.lowered.example_leaves
+    if leaves is not None:
+        arrays, captured = compiled.inputs(leaves)
+        return [
+            np.array(a, order="C") for a in (*arrays, *captured)
+        ], "the arguments given to lower()"
+    loop = next(_loops(compiled.graph), None)
+    if loop is not None:
+        return None, (
+            f"Not timed: the loop at {loop.loc or '?'} runs until its values say stop, and seeded "
+            f"random inputs may never say it. Time it on arrays of yours: "
+            f"jitc.jit(f).lower(*arrays).compile().report(path)."
+        )
+    return seeded_inputs(compiled.executable.graph.params), "seeded random inputs"
+
+
+def _loops(graph):
+    """The loops of `graph`, those inside fusions' and loops' graphs too."""
+    for n in graph.nodes:
+        if n.op == "while":
+            yield n
+        if n.subgraph is not None:
+            yield from _loops(n.subgraph)
+
+
 def copy_bandwidth() -> float:
     """Bytes per second NumPy's copy moves (read + write), best of five."""
     src = np.ones(COPY_BYTES // 8)
@@ -38,13 +69,12 @@ def copy_bandwidth() -> float:
     return 2 * src.nbytes / best
 
 
-def time_kernels(executable, min_seconds: float = 0.2, max_calls: int = 200) -> dict:
-    """Plain calls of `executable` (a cpu executable) on seeded inputs, then as many
+def time_kernels(executable, arrays, min_seconds: float = 0.2, max_calls: int = 200) -> dict:
+    """Plain calls of `executable` (a cpu executable) on `arrays`, then as many
     profiled calls: {"calls": n, "call_ns": a plain call's median, "profiled_ns": a profiled
     call's median, "kernel_ns": the median of each profiled call's launches added up,
     "launch_ns": [median per launch]}. Each profiled call's launches fit in its own time,
     so kernel_ns <= profiled_ns (medians keep the order of paired samples)."""
-    arrays = seeded_inputs(executable.graph.params)
     executable(*arrays)
     executable.profiled_call(*arrays)  # compiles the profiling launcher
     calls = _repeat(lambda: executable(*arrays), min_seconds, max_calls)

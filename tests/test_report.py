@@ -362,3 +362,64 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space left"):
         page.write_atomically(str(tmp_path / "r.html"), "<html></html>")
     assert list(tmp_path.iterdir()) == []
+
+
+NEWTON = """
+import sys
+import numpy as np, jitc
+
+
+def newton_sqrt(a, tol):
+    y = np.ones_like(a)
+    while np.abs(y * y - a).max() > tol:  # on a negative a (random inputs), never false
+        y = 0.5 * (y + a / y)
+    return y
+
+
+if __name__ == "__main__":
+    a = np.linspace(1.0, 4.0, 64)
+    compiled = jitc.jit(newton_sqrt).lower(a, 1e-12).compile()
+    compiled.report(sys.argv[1])
+    np.testing.assert_allclose(compiled(a, 1e-12), np.sqrt(a), rtol=1e-12)
+"""
+
+
+def test_a_while_loop_is_timed_on_the_arguments_given_to_lower(tmp_path):
+    """Before: the report timed every function on seeded random inputs, and a loop that runs
+    until its values converge (Newton's, CG's) never stopped on them: compiled.report()
+    hung, in native code that Ctrl-C cannot stop."""
+    script, page = tmp_path / "newton.py", tmp_path / "newton.html"
+    script.write_text(NEWTON)
+    subprocess.run([sys.executable, str(script), str(page)], check=True, timeout=300)
+    text = page.read_text()
+    assert "calls on the arguments given to lower()" in text and "data-kernel-time=" in text
+
+
+def test_a_while_loop_lowered_from_shapes_alone_is_not_timed(tmp_path):
+    """From specs (as `jitc report FILE.py:FUNC --arg ...` lowers) there are no values to
+    time a data-driven loop on: the page says so and where the loop is, and returns."""
+    from jitc.report import kernel_times
+
+    script, page = tmp_path / "newton.py", tmp_path / "newton.html"
+    script.write_text(NEWTON)
+    assert (
+        cli.main(
+            [
+                "report",
+                f"{script}:newton_sqrt",
+                "--arg",
+                "f64[64]",
+                "--arg",
+                "f64[]",
+                "-o",
+                str(page),
+            ]
+        )
+        == 0
+    )
+    text = page.read_text()
+    assert f"Not timed: the loop at {script}:8 runs until its values say stop" in text
+    assert "data-kernel-time=" not in text
+    specs = cli.parse_specs(["f64[64]", "f64[]"])
+    compiled = jitc.jit(cli.load_function(f"{script}:newton_sqrt")).lower(*specs).compile()
+    assert kernel_times(compiled) is None

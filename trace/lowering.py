@@ -101,13 +101,20 @@ def traced_function(function):
     return converted(function.fun)
 
 
-def lower(function, args, kwargs) -> Lowered:
+def lower(function, args, kwargs, keep_arguments: bool = False) -> Lowered:
     """`function` (a stages.Function) traced for these arguments (the bound object first,
-    where it has one)."""
+    where it has one). `keep_arguments`: the Lowered holds the traced arguments' values,
+    where they are values and not specs
+    (`example_leaves`), for the report to time the kernels on them (the explicit
+    `lower()` only: a jit's own call must not keep its caller's arrays alive)."""
     split = split_arguments(function, args, kwargs)
-    return trace(
+    lowered = trace(
         function, args, kwargs, split.dynamic, split.dynamic_kwargs, split.static_positions
     )
+    leaves = flatten((split.dynamic, split.dynamic_kwargs))[0]
+    if keep_arguments and not any(isinstance(leaf, ShapeDtype) for leaf in leaves):
+        lowered.example_leaves = leaves
+    return lowered
 
 
 def trace(function, args, kwargs, dyn, dyn_kw, static_nums) -> Lowered:
