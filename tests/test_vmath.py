@@ -299,6 +299,20 @@ def test_tanh_float32_every_input_where_its_error_peaks():
     np.testing.assert_array_equal(run("tanh", np.float32, -x), -y)
 
 
+def test_the_exhaustive_scan_script_finds_the_peak_this_suite_measures():
+    """benchmarks/vmath_ulp.py (the scan over all 2^32 inputs that vmath's bounds come from)
+    on [0.97, 0.98): the same worst input and error as NumPy's float64 tanh gives here."""
+    from benchmarks.vmath_ulp import FUNCTIONS, bits, scanner
+
+    lo, hi = np.float32(0.97).view(np.uint32), np.float32(0.98).view(np.uint32)
+    x = np.arange(lo, hi, dtype=np.uint32).view(np.float32)
+    err = ulp_error(run("tanh", np.float32, x), reference("tanh", x), np.float32)
+    fn, ref, _ = FUNCTIONS["tanh"]
+    worst, at = scanner(fn, ref)(bits(0.97), bits(0.98))
+    assert np.uint32(at).view(np.float32) == x[np.argmax(err)]
+    assert abs(worst - err.max()) < 1e-6 and 1.0 < worst <= 1.03  # libm and NumPy: 1 bit
+
+
 def test_sin_cos_float32_every_binade():
     """A few thousand float32 per binade from 2^-20 to 2^128, both reduction paths."""
     rng = np.random.default_rng(3)
