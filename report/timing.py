@@ -41,9 +41,9 @@ def timing_inputs(compiled) -> tuple[list | None, str]:
     loop = next(_loops(compiled.graph), None)
     if loop is not None:
         return None, (
-            f"Not timed: the loop at {loop.loc or '?'} runs until its values say stop, and seeded "
-            f"random inputs may never say it. Time it on arrays of yours: "
-            f"jitc.jit(f).lower(*arrays).compile().report(path)."
+            f"Not timed: the loop at {loop.loc or '?'} may run until its values say stop (a "
+            f"while loop until they converge), and on seeded random inputs it may never stop. "
+            f"Time it on arrays of yours: jitc.jit(f).lower(*arrays).compile().report(path)."
         )
     return seeded_inputs(compiled.executable.graph.params), "seeded random inputs"
 

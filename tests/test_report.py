@@ -418,7 +418,7 @@ def test_a_while_loop_lowered_from_shapes_alone_is_not_timed(tmp_path):
         == 0
     )
     text = page.read_text()
-    assert f"Not timed: the loop at {script}:8 runs until its values say stop" in text
+    assert f"Not timed: the loop at {script}:8 may run until its values say stop" in text
     assert "data-kernel-time=" not in text
     specs = cli.parse_specs(["f64[64]", "f64[]"])
     compiled = jitc.jit(cli.load_function(f"{script}:newton_sqrt")).lower(*specs).compile()
