@@ -103,17 +103,17 @@ def traced_function(function):
 
 def lower(function, args, kwargs, keep_arguments: bool = False) -> Lowered:
     """`function` (a stages.Function) traced for these arguments (the bound object first,
-    where it has one). `keep_arguments`: the Lowered holds the traced arguments' values,
-    where they are values and not specs
-    (`example_leaves`), for the report to time the kernels on them (the explicit
-    `lower()` only: a jit's own call must not keep its caller's arrays alive)."""
+    where it has one). `keep_arguments`: the Lowered holds the traced arguments' values
+    (`example_leaves`, unless some are specs) for the report to time the kernels on them;
+    the explicit `lower()` only, as a jit's own call must not keep its caller's arrays alive."""
     split = split_arguments(function, args, kwargs)
     lowered = trace(
         function, args, kwargs, split.dynamic, split.dynamic_kwargs, split.static_positions
     )
-    leaves = flatten((split.dynamic, split.dynamic_kwargs))[0]
-    if keep_arguments and not any(isinstance(leaf, ShapeDtype) for leaf in leaves):
-        lowered.example_leaves = leaves
+    if keep_arguments:
+        leaves = flatten((split.dynamic, split.dynamic_kwargs))[0]
+        if not any(isinstance(leaf, ShapeDtype) for leaf in leaves):
+            lowered.example_leaves = leaves
     return lowered
 
 
