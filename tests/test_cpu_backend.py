@@ -204,8 +204,9 @@ def test_kernels_split_across_threads_match_numpy():
 def test_a_blas_product_splits_into_few_large_blocks():
     """A BLAS kernel's launch is given work for at most BLAS_CHUNKS_PER_THREAD tasks per
     thread (one BLAS call each; GEMV_CHUNKS_PER_THREAD for a gemv), whatever its own work;
-    its blocks still give NumPy's answer, over columns at batch 1 (gemv) and over rows at
-    batch 300 (gemm)."""
+    its blocks still give NumPy's answer, over rows at batch 300 (gemm) and over a matrix's
+    rows times a vector (gemv). A depth split's blocks are sized already: its launch is
+    given all its work."""
     import numba
 
     from jitc.backends.cpu import launcher
@@ -214,18 +215,23 @@ def test_a_blas_product_splits_into_few_large_blocks():
     rng = np.random.default_rng(5)
     w = rng.standard_normal((512, 1024)).astype(np.float32)
     f = jitc.jit(lambda x, w: np.tanh(x @ w), backend="cpu")
-    for batch, tasks in (
-        (1, launcher.GEMV_CHUNKS_PER_THREAD),
-        (300, launcher.BLAS_CHUNKS_PER_THREAD),
+    g = jitc.jit(lambda x, w: np.tanh(w @ x[0]), backend="cpu")
+    one_each = numba.config.NUMBA_NUM_THREADS * launcher.CHUNK_MIN_WORK  # a task per thread
+    for fn, batch, tasks in (
+        (g, 1, launcher.GEMV_CHUNKS_PER_THREAD),
+        (f, 300, launcher.BLAS_CHUNKS_PER_THREAD),
+        (f, 1, None),
     ):
-        cap = tasks * numba.config.NUMBA_NUM_THREADS * launcher.CHUNK_MIN_WORK
-        x = rng.standard_normal((batch, 512)).astype(np.float32)
+        x = rng.standard_normal((batch, 1024 if fn is g else 512)).astype(np.float32)
+        want = np.tanh(w @ x[0]) if fn is g else np.tanh(x @ w)
         # float32 sums of 512 products in the BLAS's order, not NumPy's: MKL's AVX2 kernels
         # (an AMD EPYC) differ from NumPy's OpenBLAS by up to 3.3e-5 here
-        np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=2e-5, atol=1e-4)
-        executable = f.lower(x, w).compile().executable
+        np.testing.assert_allclose(fn(x, w), want, rtol=2e-5, atol=1e-4)
+        executable = fn.lower(x, w).compile().executable
         blas = [k for k in executable.program.kernels if k.blas]
-        assert len(blas) == 1 and blas[0].work > cap  # more work than its launch is given
+        assert len(blas) == 1
+        cap = blas[0].work if tasks is None else tasks * one_each
+        assert blas[0].work > 2 * one_each and blas[0].sized == (tasks is None)
         n = executable.state
         works = [
             n[e + 3]
@@ -247,6 +253,8 @@ DOT_LAYOUTS = [
     ("mk,kn->mn", (1, 700), (700, 600)),  # one row: gemv
     ("mk,nk->mn", (1, 700), (600, 700)),
     ("km,nk->mn", (300, 40), (600, 300)),
+    ("mk,kn->mn", (1, 701), (701, 600)),  # one row: depth split, uneven chunks
+    ("km,kn->mn", (701, 1), (701, 600)),
     ("bmk,bnk->bmn", (3, 1, 300), (3, 600, 300)),  # few rows: columns split
     ("mbk,kbn->bmn", (1, 3, 300), (300, 3, 600)),
     ("bkm,bnk->bmn", (3, 300, 2), (3, 600, 300)),
@@ -272,6 +280,56 @@ def test_dot_kernels_over_every_operand_layout_match_numpy(dtype):
             atol=1e-4 if dtype == np.float32 else 1e-12,
             err_msg=spec,
         )
+
+
+def test_a_row_times_a_matrix_splits_its_depth_into_partial_rows():
+    """`x @ W` at batch 1 splits W's rows (contiguous blocks) over threads, one partial row
+    each, summed in order; a column slice of W (rows further apart than its width), a
+    row of a matrix, complex dtypes and an epilogue give NumPy's answer."""
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((700, 1024))
+    x = rng.standard_normal((4, 700))
+    cases = [
+        (lambda x, w: x[2:3] @ w[:, 100:700], 600),
+        (lambda x, w: np.tanh(x[:1] @ w) + w[0], 1024),
+        (lambda x, w: x[1] @ w, 1024),
+    ]
+    for dtype in (np.float32, np.float64, np.complex64, np.complex128):
+        xs, ws = x.astype(dtype), w.astype(dtype)
+        if dtype in (np.complex64, np.complex128):
+            xs, ws = xs + 1j * x[::-1].astype(dtype), ws - 0.5j * w[::-1].astype(dtype)
+        for fn, n in cases:
+            f = jitc.jit(fn, backend="cpu")
+            want, got = fn(xs, ws), f(xs, ws)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-12
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 30, err_msg=str(dtype))
+            kernels = f.lower(xs, ws).compile().as_text("kernels")
+            assert "k1 = (c + 1) * " in kernels and "out_c[j] += p_c[j]" in kernels, n
+
+
+def test_the_depth_split_takes_rows_of_a_matrix_only_where_threads_share_them():
+    """A depth split needs two threads, DEPTH_MIN_ROWS rows of W per thread, one row of
+    output and W's rows contiguous; else the product splits as before."""
+    from jitc.backends.cpu import dot
+    from jitc.core.ir import Graph
+
+    def shape(x_shape, w_shape, transposed=False, threads=2):
+        g = Graph("dot")
+        x = g.add_parameter(x_shape, np.float32)
+        w = g.add_parameter(w_shape, np.float32)
+        k = len(w_shape) - 1 if transposed else 0
+        attrs = {"lhs_contracting": (1,), "rhs_contracting": (k,), "lhs_batch": (), "rhs_batch": ()}
+        node = g.add("dot_general", [x, w], attrs, (x_shape[0], w_shape[1 - k]), np.float32)
+        return dot.dot_shape(node, *dot.view_orders(node), threads=threads)
+
+    rows = 4 * dot.DEPTH_MIN_ROWS  # and enough multiply-adds for BLAS
+    assert shape((1, rows), (rows, 1024)).split == "depth"
+    assert shape((1, rows), (rows, 1024), threads=4).chunks == 4
+    assert shape((1, rows), (rows, 1024), threads=8).split == "columns"  # too few rows each
+    assert shape((1, rows), (rows, 1024), threads=1).split == "columns"
+    assert shape((2, rows), (rows, 1024)).split == "columns"
+    assert shape((1, rows), (1024, rows), transposed=True).split == "columns"
 
 
 def roll_stencil(u):

@@ -8,16 +8,20 @@ a 3-d array with the groups in storage order (a free reshape): `lhs` viewed as "
 first (by the planner). The output is always the "BMN" view of a C-contiguous result.
 
 Kernel signature: `def NAME(a, b, out, lo, hi, n)` over the 3-d views; [lo, hi) ranges
-over the B*M output rows, or over the N output columns for a BLAS product with few rows.
+over the B*M output rows, or over the N output columns for a BLAS product with few rows, or
+over the depth chunks of a row times a matrix (out then holds one partial row per chunk,
+which the planner sums).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from jitc.backends.cpu.blas import blas_address, gemv_address
+from jitc.backends.cpu.launcher import CHUNKS_PER_THREAD, PARALLEL_MIN_WORK
 from jitc.backends.cpu.lowering import TYPE_NAMES
 from jitc.core.ir import Node
 from jitc.core.primitives import dot_free_dims
@@ -31,6 +35,15 @@ BLAS_MIN_FLOPS = 1 << 18
 # of such a product runs as its own launch, over rows.
 COLUMNS_BELOW_ROWS = 8
 UNROLL = 4  # rows of b per pass over an output row in the loop kernels
+# A row times a matrix whose rows are contiguous (`x @ W` at batch 1) splits its depth:
+# each task is a gemv over a contiguous block of at least this many rows of W, into its own
+# partial row, and the planner sums the partial rows in order. Split by columns, each thread
+# read part of every row of W: on an AMD EPYC, half the columns of a [512,1024] float32 W
+# took as long as all of them (30 us, one thread), half its rows 16 us. Blocks of 64 rows
+# let TBB's late-waking worker take a share of the blocks (up to CHUNKS_PER_THREAD per
+# thread): in one process, alternating, W2 at batch 1 took 43-44 us in 8 blocks, 51-53 us
+# in 2 or 4, 58 us split by columns (NumPy 53 us, a noisy hour).
+DEPTH_MIN_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -42,10 +55,14 @@ class DotShape:
     lhs: str  # storage order of the lhs groups, a permutation of "BMK"
     rhs: str  # a permutation of "BKN"
     mode: str  # "blas" or "loops"
-    split: str = "rows"  # what [lo, hi) ranges over: output rows, or (BLAS) columns
+    split: str = "rows"  # what [lo, hi) ranges over: output rows, (BLAS) columns or depth
+    chunks: int = 1  # depth chunks of a "depth" split, each its own partial output row
 
     def view(self, side: str) -> tuple:
-        """The 3-d shape of an operand ("lhs", "rhs") or of the output ("out")."""
+        """The 3-d shape of an operand ("lhs", "rhs") or of the output ("out"; for a depth
+        split, the partial rows)."""
+        if side == "out" and self.split == "depth":
+            return (self.chunks, self.M, self.N)
         order = {"lhs": self.lhs, "rhs": self.rhs, "out": "BMN"}[side]
         return tuple(getattr(self, g) for g in order)
 
@@ -56,7 +73,7 @@ class DotShape:
 
     @property
     def rows(self) -> int:
-        return self.N if self.split == "columns" else self.B * self.M
+        return {"columns": self.N, "depth": self.chunks}.get(self.split, self.B * self.M)
 
     @property
     def work(self) -> int:
@@ -106,7 +123,10 @@ def standard_permutations(node: Node) -> tuple[list, list]:
     return lb + lf + lc, rb + rc + rf
 
 
-def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> DotShape:
+def dot_shape(
+    node: Node, lhs_order: str, rhs_order: str, blas: bool = True, threads: int | None = None
+) -> DotShape:
+    """How a dot_general's kernel computes it; `threads`: numba's (for the depth split)."""
     l, r = node.operands
     a = node.attrs
     lb, lc = a["lhs_batch"], a["lhs_contracting"]
@@ -123,6 +143,17 @@ def dot_shape(node: Node, lhs_order: str, rhs_order: str, blas: bool = True) -> 
         and not rhs_order.endswith("B")
     ):
         return DotShape(B, M, K, N, lhs_order, rhs_order, "loops")
+    threads = numba.config.NUMBA_NUM_THREADS if threads is None else threads
+    if (
+        B * M == 1
+        and N > 1
+        and rhs_order.endswith("N")
+        and threads > 1
+        and K >= threads * DEPTH_MIN_ROWS
+        and flops >= PARALLEL_MIN_WORK
+    ):
+        chunks = min(K // DEPTH_MIN_ROWS, CHUNKS_PER_THREAD * threads)
+        return DotShape(B, M, K, N, lhs_order, rhs_order, "blas", "depth", chunks)
     split = "columns" if B * M < COLUMNS_BELOW_ROWS or N >= B * M else "rows"
     return DotShape(B, M, K, N, lhs_order, rhs_order, "blas", split)
 
@@ -172,6 +203,20 @@ def dot_source(name: str, node: Node, ds: DotShape, sz) -> str:
         else:
             trans_a, lda, incx = ord("T"), max(sa["K"], ds.M, 1), sa["K"]
             rows_gemv = ord("N"), "m1 - m0, " + K
+        if ds.split == "depth":  # b's rows k0:k1 times a's into partial row c (a gemv)
+            lines += [
+                f"    v = {sz(gemv_address(node.dtype, True))}",
+                "    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data",
+                "    for c in range(lo, hi):",
+                f"        k0 = c * {K} // {ds.chunks}",
+                f"        k1 = (c + 1) * {K} // {ds.chunks}",
+                f"        pbc = pb + k0 * {sz(sb['K'])} * {isz}",
+                f"        pac = pa + k0 * {sz(sa['K'])} * {isz}",
+                f"        poc = po + c * {N} * {isz}",
+                f"        gemv(v, {t}, {trans_b}, {N}, k1 - k0, pbc, {sz(ldb)}, pac,",
+                f"             {sz(incx)}, poc)",
+            ]
+            return "\n".join(lines) + "\n"
         if ds.split == "columns":
             lines += [f"    for bi in range({B}):", "        m0, m1, n0, n1 = 0, " + M + ", lo, hi"]
         else:

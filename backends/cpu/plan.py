@@ -111,6 +111,7 @@ class Kernel:
     node: Node | None = None  # the graph node it computes (None: a copy into a result)
     blas: bool = False  # a BLAS call per block of rows (launcher.launch_work)
     matrix_vector: bool = False  # that call a gemv: a matrix times a vector
+    sized: bool = False  # BLAS over rows that are already blocks of a good size: not capped
     # not a kernel but a branch of a loop: (when, target): the driver goes on at program
     # kernel `target` if the bool its one pointer points at is `when`, else at the next
     branch: tuple | None = None
@@ -187,7 +188,12 @@ class _KernelBuilder:
         )
 
     def kernel(
-        self, rows: int, work: int, blas: bool = False, matrix_vector: bool = False
+        self,
+        rows: int,
+        work: int,
+        blas: bool = False,
+        matrix_vector: bool = False,
+        sized: bool = False,
     ) -> Kernel:
         return Kernel(
             self.bodies,
@@ -200,6 +206,7 @@ class _KernelBuilder:
             frozenset(self.writes),
             blas=blas,
             matrix_vector=matrix_vector,
+            sized=sized,
         )
 
 
@@ -385,19 +392,26 @@ class Planner:
                 orders[side] = ("BMK", "BKN")[side]
                 node = _dot_on_transposed(node, side, perms[side])
         ds = dots.dot_shape(node, *orders, blas=not self.aot)
+        product = out
+        if ds.split == "depth":
+            product, local = self._local(local, ds.view("out"), node.dtype)
         kb = _KernelBuilder()
         kb.add(
             dots.dot_source("BODY", node, ds, kb.sz),
             [operands[0].viewed(ds.view("lhs")), operands[1].viewed(ds.view("rhs"))],
-            [out.viewed(ds.view("out"))],
+            [product.viewed(ds.view("out"))],
         )
         blas = {"blas": ds.mode == "blas", "matrix_vector": ds.mode == "blas" and ds.matrix_vector}
-        if epilogue is not None and ds.split == "rows":
-            ks, local = epilogue(kb, local, ds.rows)
-            if ks is not None:
-                self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work, **blas))
-                return
-        self.kernels.append(kb.kernel(ds.rows, ds.work, **blas))
+        if ds.split == "depth":  # blocks of DEPTH_MIN_ROWS or more: one task each
+            self.kernels.append(kb.kernel(ds.rows, ds.work, blas=True, sized=True))
+            self._sum_rows(product.viewed((ds.chunks, ds.N)), out.viewed((ds.N,)))
+        else:
+            if epilogue is not None and ds.split == "rows":
+                ks, local = epilogue(kb, local, ds.rows)
+                if ks is not None:
+                    self.kernels.append(kb.kernel(ds.rows, ds.work + ks.work, **blas))
+                    return
+            self.kernels.append(kb.kernel(ds.rows, ds.work, **blas))
         if epilogue is not None:
             kb = _KernelBuilder()
             ks, _ = epilogue(kb, local, None)
@@ -613,6 +627,13 @@ class Planner:
         kb.add(source, [self.loc[x]], [out])
         self.kernels.append(kb.kernel(1, 0))  # work 0: DUCC0 runs its own threads
 
+    def _sum_rows(self, partials: Buf, dst: Buf):
+        """dst = the sum of the rows of `partials`, in row order (a depth-split product's)."""
+        chunks, size = partials.shape
+        kb = _KernelBuilder()
+        kb.add(SUM_ROWS_BODY.format(chunks=chunks), [partials], [dst])
+        self.kernels.append(kb.kernel(size, size * chunks))
+
     def _copy(self, src: Buf, dst: Buf, body: str | None = None):
         size = int(np.prod(src.shape, dtype=np.int64))
         if size == 0:
@@ -778,6 +799,17 @@ COPY_BODY = """def BODY(a, out, lo, hi, n):
     out_c = out[lo:hi]
     for j in range(hi - lo):
         out_c[j] = a_c[j]
+"""
+
+SUM_ROWS_BODY = """def BODY(p, out, lo, hi, n):
+    out_c = out[lo:hi]
+    first = p[0, lo:hi]
+    for j in range(hi - lo):
+        out_c[j] = first[j]
+    for c in range(1, {chunks}):
+        p_c = p[c, lo:hi]
+        for j in range(hi - lo):
+            out_c[j] += p_c[j]
 """
 
 
