@@ -621,7 +621,10 @@ def _while_infer(types, a):
 
 
 _register("fusion", _fusion_infer, None, {"kind": STR})
-_register("while", _while_infer, None, {"carried": INT})
+# How a while loop stops: "count" (a range's trip count, fixed when it starts), "once" (a
+# branch: one step or none), "values" (when its values say so: it may never stop)
+WHILE_STOPS = ("count", "once", "values")
+_register("while", _while_infer, None, {"carried": INT, "stops": STR})
 _register("get", _get_infer, None, {"index": INT}, 1)
 
 assert set(PRIMITIVES) == ops.ALL, set(PRIMITIVES) ^ ops.ALL

@@ -7,7 +7,7 @@ import numpy as np
 from jitc.core.dtypes import type_str
 from jitc.core.errors import ShapeError, VerifyError
 from jitc.core.ir import Graph, Node
-from jitc.core.primitives import PRIMITIVES
+from jitc.core.primitives import PRIMITIVES, WHILE_STOPS
 
 
 def _context(graph: Graph, node: Node) -> str:
@@ -97,6 +97,8 @@ def _verify_while(node: Node, bad):
     if step is None:
         bad("while without a step graph")
     verify(step)
+    if node.attrs["stops"] not in WHILE_STOPS:
+        bad(f"while stops={node.attrs['stops']!r}, not one of {WHILE_STOPS}")
     k = node.attrs["carried"]
     flag, carried = node.operands[0], node.operands[1 : 1 + k]
     if (flag.shape, flag.dtype) != ((), np.dtype(bool)) or len(carried) != k:

@@ -1,5 +1,6 @@
-"""Where a call's time goes: each launch timed over repeated profiled calls on seeded random
-inputs (backends/cpu/profile.py), and this machine's copy bandwidth to compare against."""
+"""Where a call's time goes: each launch timed over repeated profiled calls (backends/cpu/
+profile.py) on the arguments given to lower() or seeded random inputs, and this machine's
+copy bandwidth to compare against."""
 
 from __future__ import annotations
 
@@ -29,19 +30,20 @@ def seeded_inputs(params, seed: int = 0) -> list[np.ndarray]:
 def timing_inputs(compiled) -> tuple[list | None, str]:
     """(the arrays to time `compiled`'s executable on, what they are), or (None, why not).
     The arguments `lower()` was given, copied (the timed calls may write them), where it
-    had values; else seeded random ones, unless a loop's trip count could follow them: a
-    CG `while norm(r) > tol` on a random matrix may never stop, and a native call cannot
-    be interrupted, so such a function is not timed without its own arguments."""
+    had values; else seeded random ones, unless a loop stops when its values say so: a CG
+    `while norm(r) > tol` on a random matrix may never stop, and a native call cannot be
+    interrupted, so such a function is not timed without its own arguments. Counted loops
+    (a `for` over a range) and branches stop whatever the values."""
     leaves = compiled.lowered.example_leaves
     if leaves is not None:
         arrays, captured = compiled.inputs(leaves)
         return [
             np.array(a, order="C") for a in (*arrays, *captured)
         ], "the arguments given to lower()"
-    loop = next(_loops(compiled.graph), None)
+    loop = next((n for n in _loops(compiled.graph) if n.attrs["stops"] == "values"), None)
     if loop is not None:
         return None, (
-            f"Not timed: the loop at {loop.loc or '?'} may run until its values say stop (a "
+            f"Not timed: the loop at {loop.loc or '?'} runs until its values say stop (a "
             f"while loop until they converge), and on seeded random inputs it may never stop. "
             f"Time it on arrays of yours: jitc.jit(f).lower(*arrays).compile().report(path)."
         )

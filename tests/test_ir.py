@@ -85,6 +85,21 @@ def test_verifier_rejects_use_before_definition():
         verify(g)
 
 
+def test_verifier_rejects_a_loop_that_does_not_say_how_it_stops():
+    """A while's `stops` is one of WHILE_STOPS: the report trusts a "count" loop to stop."""
+    lowered = jitc.jit(_counted, backend="reference").lower(jitc.spec("f64[4]"), jitc.spec("s64[]"))
+    text = print_graph(lowered.graph)
+    assert "stops=count" in text
+    with pytest.raises(VerifyError, match="while stops='sometimes'"):
+        verify(parse_graph(text.replace("stops=count", "stops=sometimes")))
+
+
+def _counted(u, n):
+    for _ in range(n):
+        u = u + 1.0
+    return u
+
+
 def test_verifier_rejects_missing_attributes():
     g = Graph("bad")
     p = g.add_parameter((2, 3), np.float32)

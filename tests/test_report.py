@@ -395,6 +395,35 @@ def test_a_while_loop_is_timed_on_the_arguments_given_to_lower(tmp_path):
     assert "calls on the arguments given to lower()" in text and "data-kernel-time=" in text
 
 
+COUNTED = """
+import numpy as np
+
+
+def smooth(u, steps):
+    for _ in range(steps):
+        u = 0.5 * (u + np.roll(u, 1))
+    if u.sum() > 0:
+        u = u * 2.0
+    return u
+"""
+
+
+def test_a_counted_loop_and_a_branch_lowered_from_shapes_alone_are_timed(tmp_path):
+    """A `for` over a range stops at its trip count and a branch after one step, whatever
+    the values: from specs they are timed on seeded random inputs (a traced trip count
+    among them)."""
+    from jitc.report import kernel_times
+
+    script = tmp_path / "smooth.py"
+    script.write_text(COUNTED)
+    specs = cli.parse_specs(["f64[64]", "s64[]"])
+    compiled = jitc.jit(cli.load_function(f"{script}:smooth")).lower(*specs).compile()
+    text = compiled.as_text()
+    assert "stops=count" in text and "stops=once" in text and "stops=values" not in text
+    times = kernel_times(compiled)
+    assert times is not None and times["inputs"] == "seeded random inputs" and times["rows"]
+
+
 def test_a_while_loop_lowered_from_shapes_alone_is_not_timed(tmp_path):
     """From specs (as `jitc report FILE.py:FUNC --arg ...` lowers) there are no values to
     time a data-driven loop on: the page says so and where the loop is, and returns."""
@@ -418,7 +447,7 @@ def test_a_while_loop_lowered_from_shapes_alone_is_not_timed(tmp_path):
         == 0
     )
     text = page.read_text()
-    assert f"Not timed: the loop at {script}:8 may run until its values say stop" in text
+    assert f"Not timed: the loop at {script}:8 runs until its values say stop" in text
     assert "data-kernel-time=" not in text
     specs = cli.parse_specs(["f64[64]", "f64[]"])
     compiled = jitc.jit(cli.load_function(f"{script}:newton_sqrt")).lower(*specs).compile()

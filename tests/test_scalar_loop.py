@@ -295,7 +295,7 @@ def test_a_read_in_a_branch_not_taken_or_a_loop_not_run_does_not_fail(backend):
 OLD_VERSION_READ = """
 graph reads_old(%0: f64[4], %1: s64[]) {
   %2 = pred[] constant(), value={true}
-  %3 = (f64[4]) while(%2, %0, %1), carried=1 {
+  %3 = (f64[4]) while(%2, %0, %1), carried=1, stops=values {
     graph reads_old_step(%0: f64[4], %1: s64[]) {
       %2 = f64[] constant(), value={1.0}
       %3 = f64[4] scatter(%0, %1, %2), axis=0, mode=set

@@ -84,9 +84,9 @@ def while_loop(cond_fun, body_fun, init_val):
     return _traced(ctx, cond_fun, body_fun, init_val, names, "while_loop: body_fun")
 
 
-def _traced(ctx, cond_fun, body_fun, init_val, names: list, what: str):
+def _traced(ctx, cond_fun, body_fun, init_val, names: list, what: str, stops="values"):
     """while_loop under the trace `ctx`; `names`: the carried leaves' names and `what`: the
-    function stepping them, for errors."""
+    function stepping them, for errors; `stops`: how the loop stops (WHILE_STOPS)."""
     loc = user_loc()
     leaves, tree = flatten(init_val)
     init = [lift(ctx, x) for x in leaves]
@@ -108,7 +108,8 @@ def _traced(ctx, cond_fun, body_fun, init_val, names: list, what: str):
     graph.nodes = graph.params + [n for n in graph.nodes if n.op != "parameter"]
     operands = [flag.node] + [x.node for x in init] + [t.node for t in step.invariants]
     types = tuple((x.shape, x.dtype) for x in init)
-    node = ctx.graph.add("while", operands, {"carried": len(init)}, None, None, loc, graph, types)
+    attrs = {"carried": len(init), "stops": stops}
+    node = ctx.graph.add("while", operands, attrs, None, None, loc, graph, types)
     results = [
         Tracer(
             ctx,
@@ -162,7 +163,7 @@ def range_loop(start, stop, step, body_fun, init_val, what="range", bound_names=
         return i + step, body_fun(i, val)
 
     names = ["the loop index"] + leaf_paths(flatten(init_val)[1], "val")
-    return _traced(ctx, cond, body, (lo, init_val), names, f"{what}: body_fun")[1]
+    return _traced(ctx, cond, body, (lo, init_val), names, f"{what}: body_fun", "count")[1]
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -200,7 +201,7 @@ def branches(pred, true_fun, false_fun, init_val, names, what):
         (true_fun, "true_fun", taken),
         (false_fun, "false_fun", np.logical_not(taken)),
     ):
-        val = _traced(ctx, _once(flag), fn, val, names, f"{what}: {name}")
+        val = _traced(ctx, _once(flag), fn, val, names, f"{what}: {name}", "once")
     return val
 
 
