@@ -429,9 +429,7 @@ def emit(program: Program, launches: list | None = None) -> Emitted:
                     i,
                     pack_of_kernel[i],
                     kernel.rows,
-                    launch_work(
-                        kernel.work, kernel.blas and not kernel.sized, kernel.matrix_vector
-                    ),
+                    launch_work(kernel.work, kernel.blas, kernel.matrix_vector, kernel.sized),
                     kind,
                 ]
             )

@@ -102,11 +102,12 @@ def _tasks_work(tasks_per_thread: int) -> int:
     return tasks_per_thread * numba.config.NUMBA_NUM_THREADS * CHUNK_MIN_WORK
 
 
-def launch_work(work: int, blas: bool, matrix_vector: bool = False) -> int:
+def launch_work(work: int, blas: bool, matrix_vector: bool = False, sized: bool = False) -> int:
     """The work `launch` is given for a kernel of this much work: its own, but for a BLAS
     kernel at most enough for BLAS_CHUNKS_PER_THREAD tasks per thread (a matrix-vector
-    product's: GEMV_CHUNKS_PER_THREAD)."""
-    if not blas:
+    product's: GEMV_CHUNKS_PER_THREAD), unless its rows are blocks sized already (`sized`:
+    a depth-split product's)."""
+    if not blas or sized:
         return work
     tasks = GEMV_CHUNKS_PER_THREAD if matrix_vector else BLAS_CHUNKS_PER_THREAD
     return min(work, _tasks_work(tasks))
